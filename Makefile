@@ -1,0 +1,48 @@
+# The README's two commands are `make run` and `make test`; each sets up what it needs first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+SNAKEMAKE_ARGS ?=
+
+.PHONY: setup run test test-fast lint report lock envs clean
+
+# A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
+# the lock file or pyproject.toml changes.
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+# The main job: the whole workflow on the embedded default (config/config.yaml), offline.
+run: setup
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --show-failed-logs $(SNAKEMAKE_ARGS)
+
+# The full test suite, as CI runs it (includes the end-to-end workflow and SLURM tests).
+test: setup
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests
+
+# Everything but the slow paths (end-to-end workflow, SLURM), for quick iterations.
+test-fast: setup
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check src tests workflow benchmarks
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint
+
+report: setup
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+
+lock: setup
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)/torch===\1/' > requirements.lock.new
+	@echo "review requirements.lock.new (keep the header comment), then move it over requirements.lock"
+
+clean:
+	rm -rf results .snakemake
+
+envs:
+	$(BIN)/python tools/lock_to_conda.py requirements.lock envs/vcrbench.yaml

@@ -1,0 +1,29 @@
+# VCR-Bench: visually-continuous corruption robustness of image classifiers, against humans.
+# The Snakefile is a table of contents; every stage is one file in rules/, all logic is in the
+# `vcrbench` library (src/vcrbench), and scripts in workflow/scripts/ are thin.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# The embedded default, unless the command line names config files (e.g. config/paper.yaml):
+# those then replace it instead of being merged into it (merging would add the default's
+# models and corruptions to every other experiment).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/generate.smk"
+include: "rules/infer.smk"
+include: "rules/humans.smk"
+include: "rules/estimate.smk"
+include: "rules/figures.smk"
+include: "rules/retrain.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        final_outputs,

@@ -1,0 +1,64 @@
+# Stage III (inference): per model, predictions on the clean images once, and on every group of
+# shards of every corruption (one job per model x corruption x group), and on the ImageNet-C sets.
+# GPU requests live in profiles/slurm; here the rules declare threads and memory only.
+
+
+rule predict_clean:
+    input:
+        images=CLEAN_IMAGES,
+        index=CLEAN_INDEX,
+    output:
+        "results/predictions/{model}/clean.parquet",
+    params:
+        model=model_entry,
+        inference=config["inference"],
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    log:
+        "results/logs/predict_clean/{model}.log",
+    benchmark:
+        "results/benchmarks/predict_clean/{model}.tsv"
+    script:
+        "../workflow/scripts/predict_clean.py"
+
+
+rule predict_group:
+    input:
+        group_shard_files,
+    output:
+        "results/predictions/{model}/{corruption}/group-{group}.parquet",
+    params:
+        model=model_entry,
+        inference=config["inference"],
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    log:
+        "results/logs/predict_group/{model}/{corruption}/group-{group}.log",
+    benchmark:
+        "results/benchmarks/predict_group/{model}/{corruption}/group-{group}.tsv"
+    script:
+        "../workflow/scripts/predict_shards.py"
+
+
+rule predict_imagenet_c:
+    input:
+        "results/imagenet-c/{corruption}.parquet",
+    output:
+        "results/predictions/{model}/imagenet-c/{corruption}.parquet",
+    params:
+        model=model_entry,
+        inference=config["inference"],
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    log:
+        "results/logs/predict_imagenet_c/{model}/{corruption}.log",
+    benchmark:
+        "results/benchmarks/predict_imagenet_c/{model}/{corruption}.tsv"
+    script:
+        "../workflow/scripts/predict_shards.py"

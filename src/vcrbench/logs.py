@@ -1,0 +1,59 @@
+"""Logging for workflow jobs: everything a job prints goes to its Snakemake log file."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def job_log(path: str | os.PathLike | None, level: int = logging.INFO) -> Iterator[logging.Logger]:
+    """Route logging, stdout and stderr (progress bars included) to ``path`` for the block.
+
+    Exceptions are logged with their traceback before they propagate, so the log of a failed job
+    says why it failed (Snakemake shows it with ``--show-failed-logs``).
+    """
+    if path is None:
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        yield logging.getLogger("vcrbench")
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", buffering=1) as fh:
+        handler = logging.StreamHandler(fh)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        old_level = root.level
+        root.addHandler(handler)
+        root.setLevel(level)
+        logger = logging.getLogger("vcrbench")
+        try:
+            with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+                try:
+                    yield logger
+                except BaseException:
+                    logger.exception("job failed")
+                    raise
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(old_level)
+
+
+def set_threads(n: int) -> None:
+    """Limit torch's and BLAS's CPU threads to what the job was given."""
+    n = max(1, int(n))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, str(n))
+    if "torch" in sys.modules or _importable("torch"):
+        import torch
+
+        torch.set_num_threads(n)
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None

@@ -1,0 +1,17 @@
+"""Corrupt one shard's samples, measure dv on the exact pixels, write the shard."""
+
+from vcrbench import io, logs, testset
+from vcrbench.corruptions import get_corruption
+from vcrbench.datasets import CleanSet
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    corruption = get_corruption(snakemake.wildcards.corruption, snakemake.params.corruption)
+    testset.generate_shard(
+        io.read_parquet(snakemake.input.manifest),
+        shard=int(snakemake.wildcards.shard),
+        clean_set=CleanSet.open(snakemake.input.images, snakemake.input.index),
+        corruption=corruption,
+        out_path=snakemake.output[0],
+        vif_variant=snakemake.params.vif_variant,
+    )

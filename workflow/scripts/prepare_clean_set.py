@@ -1,0 +1,17 @@
+"""Decode, resize (256) and centre-crop (224) the dataset into the clean set."""
+
+from vcrbench import datasets, logs
+
+with logs.job_log(snakemake.log[0]):
+    ds = snakemake.params.dataset
+    records = datasets.load_dataset(ds["kind"], ds["path"], ds["labels"])
+    datasets.prepare_clean_set(
+        records,
+        images_path=snakemake.output.images,
+        index_path=snakemake.output.index,
+        resize=ds["resize"],
+        crop=ds["crop"],
+        on_error=ds["on_error"],
+        threads=snakemake.threads,
+        limit=ds["limit"],
+    )

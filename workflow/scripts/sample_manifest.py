@@ -1,0 +1,22 @@
+"""Draw the samples (image, parameters, seed) of one corruption's test set."""
+
+from vcrbench import io, logs, sampling
+from vcrbench.corruptions import get_corruption
+from vcrbench.datasets import CleanSet
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    p = snakemake.params
+    corruption = get_corruption(snakemake.wildcards.corruption, p.corruption)
+    clean = CleanSet.open(snakemake.input.images, snakemake.input.index)
+    manifest = sampling.make_manifest(
+        corruption,
+        clean,
+        n_samples=p.n_samples,
+        shard_size=p.shard_size,
+        seed=p.seed,
+        mode=p.mode,
+        vif_variant=p.vif_variant,
+        **p.options,
+    )
+    io.write_parquet(manifest, snakemake.output[0])

@@ -1,0 +1,255 @@
+"""Reader for the Geirhos et al. (2018) trial data shipped with VCR-Bench.
+
+Geirhos, Temme, Rauber, Schütt, Bethge, Wichmann: *Generalisation in humans and deep neural
+networks*, NeurIPS 2018; data CC-BY-4.0 (``vcrbench/data/geirhos2018/``, licence and citation in
+its README). One CSV per observer and session with columns
+``subj, session, trial, rt, object_response, category, condition, imagename``; the DNN files add
+entropy/probability columns. ``object_response`` is ``na`` where a human gave no answer: that trial
+counts as wrong, as in the paper.
+
+Two experiments ship: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
+VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ; our
+``geirhos_lowpass``). The ``dnns/`` folders of the release also hold copies of the human files;
+:func:`read_geirhos` keeps only the observers asked for.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vcrbench.humans.schema import HumanDataError, correct, validate_trials
+
+#: Networks of the release (TensorFlow-Slim ImageNet weights, 16-class decision by summed softmax).
+DNN_OBSERVERS = ("googlenet", "resnet152", "vgg19")
+_CSV_COLUMNS = (
+    "subj",
+    "session",
+    "trial",
+    "rt",
+    "object_response",
+    "category",
+    "condition",
+    "imagename",
+)
+_SOURCE_IMAGE_RE = re.compile(r"(n\d{8}_\d+)\.[A-Za-z]+$")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One Geirhos experiment: where its CSVs are and what its condition means."""
+
+    name: str
+    directory: str
+    corruption: str
+    parameter: str
+    conditions: tuple[float, ...]
+    image_size: int
+    description: str
+
+
+EXPERIMENTS = {
+    "noise": Experiment(
+        name="noise",
+        directory="noise-experiment",
+        corruption="uniform_noise",
+        parameter="width",
+        conditions=(0.0, 0.03, 0.05, 0.1, 0.2, 0.35, 0.6, 0.9),
+        # First batch: humans saw the 256x256 stimulus, the DNNs its 224x224 centre crop (JPEG).
+        image_size=256,
+        description="greyscale (skimage rgb2gray), contrast 30%, + U[-w, w] per pixel, clipped to [0, 1]",
+    ),
+    "lowpass": Experiment(
+        name="lowpass",
+        directory="lowpass-experiment",
+        corruption="geirhos_lowpass",
+        parameter="sigma",
+        conditions=(0.0, 1.0, 3.0, 5.0, 7.0, 10.0, 15.0, 40.0),
+        # Second batch: stimuli downsampled to 224x224 for humans and DNNs alike (PNG).
+        image_size=224,
+        description=(
+            "greyscale (skimage rgb2gray), scipy.ndimage.gaussian_filter(σ, mode='constant', "
+            "cval=0.4423, truncate=4), clipped to [0, 1]"
+        ),
+    ),
+}
+
+#: Human accuracies that the paper states as numbers (the rest are plotted in its Figure 3):
+#: Figure 4's "human observers" column and the text of Figure 8 (two digits only).
+PUBLISHED_HUMAN_ACCURACY = {
+    ("noise", "0.35"): (0.456, 0.0005, "Fig. 4, uniform noise (0.35): 45.6%"),
+    ("noise", "0.10"): (0.75, 0.005, "Fig. 8 caption: width 0.1, human accuracy 0.75"),
+    ("lowpass", "7"): (0.485, 0.0005, "Fig. 4, low-pass (std=7): 48.5%"),
+}
+
+
+def data_root() -> Path:
+    """Folder of the shipped Geirhos data (``vcrbench/data/geirhos2018``)."""
+    return Path(str(importlib.resources.files("vcrbench") / "data" / "geirhos2018"))
+
+
+def experiment(name: str) -> Experiment:
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise HumanDataError(
+            f"unknown Geirhos experiment {name!r}; shipped: {', '.join(EXPERIMENTS)}"
+        ) from None
+
+
+def csv_files(
+    experiment_name: str, observers: str = "humans", root: str | os.PathLike | None = None
+) -> list[Path]:
+    """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted)."""
+    if observers not in ("humans", "dnns"):
+        raise HumanDataError(f"observers must be 'humans' or 'dnns', not {observers!r}")
+    folder = Path(root) if root is not None else data_root() / observers
+    folder = folder / experiment(experiment_name).directory
+    files = sorted(folder.glob("*.csv"))
+    if not files:
+        raise HumanDataError(f"no Geirhos CSV files in {folder}")
+    return files
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise HumanDataError(f"cannot read Geirhos CSV {path}: {exc}") from exc
+    missing = [c for c in _CSV_COLUMNS if c not in df.columns]
+    if missing:
+        raise HumanDataError(
+            f"{path}: missing Geirhos column(s) {missing}; found {list(df.columns)}"
+        )
+    return df
+
+
+def _source_image(imagename: pd.Series, path: Path) -> list[str]:
+    out = []
+    for i, name in enumerate(imagename.tolist()):
+        m = _SOURCE_IMAGE_RE.search(name)
+        if m is None:
+            raise HumanDataError(
+                f"{path}, row {i + 1} (line {i + 2}), column 'imagename': {name!r} does not end in "
+                "an ImageNet image id (nXXXXXXXX_N.ext)"
+            )
+        out.append(m.group(1))
+    return out
+
+
+def read_geirhos(
+    experiment_name: str,
+    observers: str = "humans",
+    root: str | os.PathLike | None = None,
+    subjects: list[str] | None = None,
+    dnn_aggregation: str = "mean",
+) -> pd.DataFrame:
+    """Read one Geirhos experiment into the canonical trials table.
+
+    Parameters
+    ----------
+    experiment_name : {'noise', 'lowpass'}
+    observers : {'humans', 'dnns'}
+        Which release folder; ``'dnns'`` keeps only :data:`DNN_OBSERVERS`.
+    root : path, optional
+        Folder holding ``{experiment}-experiment/`` (default: the shipped data, ``humans/`` or
+        ``dnns/``).
+    subjects : list of str, optional
+        Keep only these observers (e.g. ``['resnet152']``); an unknown name is an error.
+    dnn_aggregation : {'mean', 'sum'}
+        Which 16-class decision of the DNN files to use: ``object_response`` (mean softmax over a
+        class's ImageNet classes, the rule derived in the paper's appendix and the one VCR-Bench
+        uses for its own models) or ``object_response_sums`` (summed probabilities, the rule of
+        the paper's figures). Ignored for humans.
+
+    Returns
+    -------
+    DataFrame
+        :mod:`~vcrbench.humans.schema` columns; ``participant`` is the observer, ``image_id`` the
+        ImageNet source image (``n04111531_5828``), ``condition`` the CSV's condition string,
+        ``param.<width|sigma>`` its value, ``clean_response`` not recorded (Geirhos never showed
+        an observer the same image twice). Rows are in file order.
+    """
+    exp = experiment(experiment_name)
+    if dnn_aggregation not in ("mean", "sum"):
+        raise HumanDataError(f"dnn_aggregation must be 'mean' or 'sum', not {dnn_aggregation!r}")
+    frames = []
+    for path in csv_files(experiment_name, observers, root):
+        df = _read_csv(path)
+        if observers == "dnns":
+            df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
+            if df.empty:
+                continue
+            if dnn_aggregation == "sum":
+                if "object_response_sums" not in df:
+                    raise HumanDataError(f"{path}: no column 'object_response_sums'")
+                df["object_response"] = df["object_response_sums"]
+        try:
+            params = df["condition"].astype(float)
+        except ValueError as exc:
+            raise HumanDataError(f"{path}, column 'condition': not a number ({exc})") from None
+        raw = pd.DataFrame(
+            {
+                "participant": df["subj"],
+                "image_id": _source_image(df["imagename"], path),
+                "label": df["category"],
+                "response": df["object_response"],
+                "corruption": exp.corruption,
+                "condition": df["condition"],
+                f"param.{exp.parameter}": params,
+                "session": df["session"],
+                "trial": df["trial"],
+                # DNN files have rt = NaN.
+                "rt": df["rt"].replace({"NaN": "", "nan": ""}),
+            }
+        )
+        frames.append(validate_trials(raw, str(path), csv=True))
+    if not frames:
+        raise HumanDataError(
+            f"no {observers} trials found for Geirhos experiment {experiment_name!r}"
+        )
+    trials = pd.concat(frames, ignore_index=True)
+    if subjects is not None:
+        unknown = sorted(set(subjects) - set(trials["participant"]))
+        if unknown:
+            raise HumanDataError(
+                f"observer(s) {unknown} not in Geirhos {experiment_name} {observers}; "
+                f"present: {sorted(trials['participant'].unique())}"
+            )
+        trials = trials[trials["participant"].isin(subjects)].reset_index(drop=True)
+    return trials
+
+
+def condition_accuracy(trials: pd.DataFrame, by: tuple[str, ...] = ("condition",)) -> pd.DataFrame:
+    """Accuracy per condition (and per any other ``by`` column), with per-participant range.
+
+    Returns columns ``*by, n, n_correct, n_no_answer, accuracy, participant_min,
+    participant_max`` sorted numerically by condition where conditions are numbers.
+    """
+    df = trials.assign(correct=correct(trials), no_answer=trials["response"].to_numpy() < 0)
+    keys = list(by)
+    agg = df.groupby(keys, sort=False).agg(
+        n=("correct", "size"), n_correct=("correct", "sum"), n_no_answer=("no_answer", "sum")
+    )
+    agg["accuracy"] = agg["n_correct"] / agg["n"]
+    per_p = df.groupby([*keys, "participant"], sort=False)["correct"].mean()
+    spread = per_p.groupby(level=list(range(len(keys))), sort=False).agg(["min", "max"])
+    agg["participant_min"] = spread["min"]
+    agg["participant_max"] = spread["max"]
+    out = agg.reset_index().sort_values(keys, key=_numeric_condition, kind="stable")
+    out = out.reset_index(drop=True)
+    out[["n", "n_correct", "n_no_answer"]] = out[["n", "n_correct", "n_no_answer"]].astype("int64")
+    return out
+
+
+def _numeric_condition(col: pd.Series) -> pd.Series:
+    """Sort key: conditions by value where they are numbers ("0.35" before "7" before "40")."""
+    if col.name != "condition":
+        return col
+    numeric = pd.to_numeric(col, errors="coerce")
+    return numeric if numeric.notna().all() else col

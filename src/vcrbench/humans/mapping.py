@@ -1,0 +1,314 @@
+"""Placing trials of fixed conditions on the Δv axis.
+
+Experiments such as Geirhos et al. (2018) record a *condition* (noise width w, filter σ), not a Δv,
+and their stimulus images are not ours to use. :func:`condition_dv` applies each condition's
+manipulation to images of the clean set and measures Δv, giving the distribution of Δv that the
+condition produces on natural images. :func:`assign_dv` then gives every trial a Δv drawn from its
+condition's distribution (seeded per replicate), so that human accuracy enters the same binned
+estimator as the models' test samples, and the bootstrap, which redraws these values in every
+replicate, carries the uncertainty of where a condition lies on the Δv axis.
+
+Choices (see docs/humans.md for their measured effect):
+
+- *reference image* of Δv: ``"original"`` (default), the clean colour image, as for every model
+  test sample (``Δv(x, T(x, c))``); or ``"zero-condition"``, the same manipulation at parameters
+  0 (greyscale at 30% contrast for uniform noise, plain greyscale for low-pass).
+- *image size*: the clean set's (224x224 centre crop by default). ``lowpass_sigma_scale`` rescales
+  σ from Geirhos' pixel grid to the clean set's: their low-pass stimuli were the whole centre
+  square downsampled to 224 px, while the clean set shows the centre 224 of a 256-px resize, so the
+  same blur relative to image content is σ·256/224 of our pixels.
+- ``jpeg_quality``: the noise stimuli were saved as JPEG (skimage/PIL default quality 75); give a
+  quality to measure Δv on the compressed stimulus.
+"""
+
+from __future__ import annotations
+
+import io as _io
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+from tqdm.auto import tqdm
+
+from vcrbench import seeding
+from vcrbench.humans.manipulation import geirhos_lowpass
+from vcrbench.humans.schema import HumanDataError
+
+REFERENCES = ("original", "zero-condition")
+#: Our own manipulations; every other corruption name goes through the corruptions registry.
+LOCAL_MANIPULATIONS = ("geirhos_lowpass",)
+#: Width of a clean-set 224 crop in Geirhos' 224-px low-pass grid: 256/224 of our pixels per theirs.
+LOWPASS_SIGMA_SCALE_224_CROP = 256.0 / 224.0
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    return sorted(c for c in df.columns if c.startswith("param."))
+
+
+def conditions_of(trials: pd.DataFrame) -> pd.DataFrame:
+    """The distinct ``(corruption, condition, param.*)`` of trials that have no Δv.
+
+    Raises :class:`HumanDataError` if one condition has different parameters in different rows.
+    """
+    need = trials[np.isnan(trials["dv"].to_numpy())]
+    cols = ["corruption", "condition", *param_columns(trials)]
+    conds = need[cols].drop_duplicates().reset_index(drop=True)
+    dup = conds.duplicated(["corruption", "condition"], keep=False)
+    if dup.any():
+        bad = conds[dup].iloc[0]
+        raise HumanDataError(
+            f"condition {bad['condition']!r} of {bad['corruption']!r} has differing parameters "
+            f"in different trials:\n{conds[dup].to_string(index=False)}"
+        )
+    return conds.sort_values(["corruption", "condition"], kind="stable").reset_index(drop=True)
+
+
+def manipulate(
+    corruption: str,
+    image: np.ndarray,
+    params: dict,
+    seed: int,
+    lowpass_sigma_scale: float = 1.0,
+    jpeg_quality: int | None = None,
+) -> np.ndarray:
+    """Apply a trial's manipulation to one HxWx3 uint8 image."""
+    if corruption == "geirhos_lowpass":
+        if "sigma" not in params:
+            raise HumanDataError("geirhos_lowpass trials need a param.sigma column")
+        out = geirhos_lowpass(image, float(params["sigma"]) * lowpass_sigma_scale)
+    else:
+        from vcrbench.corruptions import get_corruption
+
+        out = get_corruption(corruption).apply(image, params, seed)
+    if jpeg_quality is not None:
+        out = jpeg_roundtrip(out, jpeg_quality)
+    return out
+
+
+def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
+    """Encode as JPEG (PIL, 4:2:0 as PIL's default) and decode; grey images stay single-channel."""
+    grey = bool((image[..., 0] == image[..., 1]).all() and (image[..., 0] == image[..., 2]).all())
+    pil = Image.fromarray(image[..., 0] if grey else image)
+    buf = _io.BytesIO()
+    pil.save(buf, format="JPEG", quality=int(quality))
+    buf.seek(0)
+    dec = np.asarray(Image.open(buf))
+    return np.repeat(dec[..., None], 3, axis=2) if dec.ndim == 2 else np.ascontiguousarray(dec)
+
+
+def select_images(image_ids: Sequence[str], n_images: int | None, seed: int) -> list[str]:
+    """``n_images`` ids drawn without replacement (seeded), in sorted order; all if None."""
+    ids = sorted(image_ids)
+    if n_images is None or n_images >= len(ids):
+        return ids
+    if n_images < 1:
+        raise ValueError(f"n_images must be at least 1, got {n_images}")
+    pick = seeding.rng(seed, "humans", "images").choice(len(ids), size=n_images, replace=False)
+    return [ids[i] for i in sorted(pick)]
+
+
+def condition_dv(
+    conditions: pd.DataFrame,
+    clean_set,
+    vif_variant: str = "kumar",
+    seed: int = 0,
+    reference: str = "original",
+    n_images: int | None = None,
+    draws: int = 1,
+    lowpass_sigma_scale: float = 1.0,
+    jpeg_quality: int | None = None,
+    batch_size: int = 32,
+) -> pd.DataFrame:
+    """Δv of every condition on clean-set images: the distribution that places its trials.
+
+    Parameters
+    ----------
+    conditions : DataFrame
+        ``corruption, condition, param.*`` (e.g. :func:`conditions_of`); trials work too.
+    clean_set : vcrbench.datasets.CleanSet
+        Images to manipulate (``image_ids``, ``images(ids)``).
+    vif_variant : str
+        Passed to :func:`vcrbench.vif.delta_v`.
+    seed : int
+        Root seed; each (corruption, condition, image, draw) gets
+        ``derive_seed(seed, "humans", corruption, condition, image_id, draw)``.
+    reference : {'original', 'zero-condition'}
+        Reference image of Δv (module docstring).
+    n_images : int, optional
+        Use this many clean-set images (seeded choice); default all.
+    draws : int
+        Manipulations per image and condition (independent noise; 1 for deterministic ones).
+    lowpass_sigma_scale, jpeg_quality
+        See module docstring.
+
+    Returns
+    -------
+    DataFrame
+        One row per condition x image x draw: ``corruption, condition, param.*, image_id, draw,
+        seed, vif, dv``, sorted; its metadata-worthy settings are in ``df.attrs``.
+    """
+    from vcrbench.vif import delta_v
+
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, not {reference!r}")
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}")
+    conds = conditions_of(conditions) if "dv" in conditions else conditions.copy()
+    pcols = param_columns(conds)
+    ids = select_images(clean_set.image_ids, n_images, seed)
+    rows = []
+    jobs = [
+        (c, image_id, d)
+        for c in conds.itertuples(index=False)
+        for image_id in ids
+        for d in range(draws)
+    ]
+    with tqdm(total=len(jobs), desc="human conditions: Δv", unit="img", mininterval=2.0) as bar:
+        for start in range(0, len(ids), batch_size):
+            batch_ids = ids[start : start + batch_size]
+            clean = clean_set.images(batch_ids)
+            for cond in conds.itertuples(index=False):
+                rec = cond._asdict()
+                params = {c[len("param.") :]: float(rec[c]) for c in pcols if pd.notna(rec[c])}
+                zero = {k: 0.0 for k in params}
+                for d in range(draws):
+                    seeds = [
+                        seeding.derive_seed(
+                            seed, "humans", rec["corruption"], rec["condition"], i, d
+                        )
+                        for i in batch_ids
+                    ]
+                    shown = np.stack(
+                        [
+                            manipulate(
+                                rec["corruption"], img, params, s, lowpass_sigma_scale, jpeg_quality
+                            )
+                            for img, s in zip(clean, seeds, strict=True)
+                        ]
+                    )
+                    if reference == "original":
+                        ref = clean
+                    else:
+                        ref = np.stack(
+                            [
+                                manipulate(
+                                    rec["corruption"],
+                                    img,
+                                    zero,
+                                    s,
+                                    lowpass_sigma_scale,
+                                    jpeg_quality,
+                                )
+                                for img, s in zip(clean, seeds, strict=True)
+                            ]
+                        )
+                    vif, dv = delta_v(ref, shown, variant=vif_variant)
+                    for i, image_id in enumerate(batch_ids):
+                        rows.append(
+                            {
+                                "corruption": rec["corruption"],
+                                "condition": rec["condition"],
+                                **{c: rec[c] for c in pcols},
+                                "image_id": image_id,
+                                "draw": d,
+                                "seed": seeds[i],
+                                "vif": float(vif[i]),
+                                "dv": float(dv[i]),
+                            }
+                        )
+                    bar.update(len(batch_ids))
+    out = pd.DataFrame(rows)
+    if out["dv"].isna().any():
+        bad = out[out["dv"].isna()].iloc[0]
+        raise HumanDataError(
+            f"Δv is NaN for condition {bad['condition']!r} of {bad['corruption']!r} on image "
+            f"{bad['image_id']!r}"
+        )
+    out = out.sort_values(["corruption", "condition", "image_id", "draw"], kind="stable")
+    out = out.reset_index(drop=True)
+    out["draw"] = out["draw"].astype("int64")
+    out["seed"] = out["seed"].astype("int64")
+    out.attrs = {
+        "vif_variant": vif_variant,
+        "seed": seed,
+        "reference": reference,
+        "n_images": len(ids),
+        "draws": draws,
+        "lowpass_sigma_scale": lowpass_sigma_scale,
+        "jpeg_quality": jpeg_quality,
+    }
+    return out
+
+
+def summarise(cdv: pd.DataFrame) -> pd.DataFrame:
+    """Per condition: ``n, dv_mean, dv_sd, dv_q05, dv_median, dv_q95`` (conditions in numeric order)."""
+    g = cdv.groupby(["corruption", "condition"], sort=False)["dv"]
+    out = g.agg(
+        n="size",
+        dv_mean="mean",
+        dv_sd="std",
+        dv_q05=lambda s: s.quantile(0.05),
+        dv_median="median",
+        dv_q95=lambda s: s.quantile(0.95),
+    ).reset_index()
+    key = pd.to_numeric(out["condition"], errors="coerce")
+    out = out.assign(_k=key.fillna(np.inf)).sort_values(["corruption", "_k"], kind="stable")
+    return out.drop(columns="_k").reset_index(drop=True)
+
+
+PLACEMENTS = ("draw", "median")
+
+
+def assign_dv(
+    trials: pd.DataFrame,
+    cdv: pd.DataFrame,
+    seed: int,
+    replicate: int = 0,
+    placement: str = "draw",
+) -> np.ndarray:
+    """Δv of every trial: its own where measured, else placed from its condition's distribution.
+
+    ``placement='draw'`` gives each trial of a (corruption, condition) the Δv of a random
+    clean-set image under that condition (and a random noise draw of it), from
+    ``rng(seed, "humans-assign", replicate, corruption, condition)``. Replicate 0 is the point
+    estimate; in bootstrap replicates (1..B) the condition's images are first resampled with
+    replacement, so the band also carries the uncertainty of the Δv distribution itself.
+    ``'median'`` puts every trial of a condition at the median Δv of the condition (all
+    replicates alike).
+    """
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, not {placement!r}")
+    dv = trials["dv"].to_numpy(dtype=np.float64).copy()
+    todo = np.isnan(dv)
+    if not todo.any():
+        return dv
+    groups = dict(list(cdv.groupby(["corruption", "condition"], sort=False)))
+    keys = trials.loc[todo, ["corruption", "condition"]]
+    positions = np.flatnonzero(todo)
+    for (corruption, condition), idx in sorted(
+        keys.groupby(["corruption", "condition"]).indices.items()
+    ):
+        group = groups.get((corruption, condition))
+        if group is None or len(group) == 0:
+            raise HumanDataError(
+                f"no Δv measured for condition {condition!r} of {corruption!r}; measured: "
+                f"{sorted(groups)}"
+            )
+        where = positions[idx]
+        values = group["dv"].to_numpy()
+        if placement == "median":
+            dv[where] = np.median(values)
+            continue
+        gen = seeding.rng(seed, "humans-assign", replicate, corruption, condition)
+        # rows of each image, so that images (not noise draws) are the resampling unit
+        image_codes, first = np.unique(group["image_id"].to_numpy(), return_inverse=True)
+        by_image = [np.flatnonzero(first == k) for k in range(image_codes.size)]
+        images = np.arange(image_codes.size)
+        if replicate > 0:
+            images = gen.integers(0, image_codes.size, size=image_codes.size)
+        picked = images[gen.integers(0, images.size, size=where.size)]
+        sizes = np.array([by_image[k].size for k in picked])
+        offsets = np.floor(gen.random(where.size) * sizes).astype(np.int64)
+        dv[where] = values[[by_image[k][o] for k, o in zip(picked, offsets, strict=True)]]
+    return dv

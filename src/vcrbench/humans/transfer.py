@@ -1,0 +1,198 @@
+"""Which human reference each corruption is compared against.
+
+Human data exist for few corruptions. The VCR paper found that humans cannot tell apart the members
+of two *similarity classes* (their human curves' 83% intervals overlap everywhere), so the human
+data of one member may serve the whole class:
+
+- noise: shot_noise, impulse_noise, gaussian_noise, uniform_noise
+- blur: blur, median_blur, gaussian_blur, glass_blur, defocus_blur
+
+VCR-Bench adds ``geirhos_lowpass`` (Geirhos et al.'s greyscale Gaussian low-pass) to the blur
+class: it is Gaussian blur on the greyscale image, which the paper did not test as such (stated in
+every report through ``how = "similarity-class"``). A corruption's class can be set or changed in
+the config (``corruptions.<name>.similarity_class``).
+
+Config (``humans`` block)::
+
+    humans:
+      references:                       # name -> where the trials come from
+        geirhos2018-noise:   {kind: geirhos2018, experiment: noise}
+        geirhos2018-lowpass: {kind: geirhos2018, experiment: lowpass}
+        my-study:            {kind: trials, path: data/my_trials.csv, corruption: gaussian_blur}
+      assign:                           # optional overrides: corruption -> reference name or null
+        glass_blur: my-study
+        frost: null
+
+:func:`resolve_reference` applies, in order: an explicit ``assign`` entry; a reference of the
+corruption itself (``how = "own"``); a reference of a member of its similarity class
+(``how = "similarity-class"``); else no reference (``(None, None)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vcrbench.humans.geirhos import EXPERIMENTS
+
+#: The paper's similarity classes (Section 5), plus geirhos_lowpass in the blur class.
+SIMILARITY_CLASSES: dict[str, tuple[str, ...]] = {
+    "noise": ("shot_noise", "impulse_noise", "gaussian_noise", "uniform_noise"),
+    "blur": (
+        "blur",
+        "median_blur",
+        "gaussian_blur",
+        "glass_blur",
+        "defocus_blur",
+        "geirhos_lowpass",
+    ),
+}
+REFERENCE_KINDS = ("geirhos2018", "trials")
+HOW = ("own", "similarity-class")
+
+
+class HumanReferenceError(ValueError):
+    """A human-reference config entry that cannot be used; the message names the config key."""
+
+
+def similarity_classes(corruptions_config: Mapping | None = None) -> dict[str, str | None]:
+    """Map corruption -> similarity class name: the defaults, overridden by the config.
+
+    ``corruptions_config`` is the config's ``corruptions`` block; an entry's
+    ``similarity_class`` (a class name, or null for "dissimilar to all") replaces the default.
+    """
+    out: dict[str, str | None] = {
+        c: cls for cls, members in SIMILARITY_CLASSES.items() for c in members
+    }
+    for name, opts in (corruptions_config or {}).items():
+        if opts and "similarity_class" in opts:
+            out[name] = opts["similarity_class"]
+    return out
+
+
+def reference_corruption(name: str, ref_cfg: Mapping) -> str:
+    """The corruption whose trials a reference holds (``humans.references.<name>.corruption``).
+
+    For ``kind: geirhos2018`` it defaults to the experiment's manipulation (``uniform_noise`` or
+    ``geirhos_lowpass``); for ``kind: trials`` it is required.
+    """
+    key = f"humans.references.{name}"
+    if not isinstance(ref_cfg, Mapping):
+        raise HumanReferenceError(f"config key '{key}': must be a mapping, got {ref_cfg!r}")
+    kind = ref_cfg.get("kind")
+    if kind not in REFERENCE_KINDS:
+        raise HumanReferenceError(
+            f"config key '{key}.kind': {kind!r} is not one of {', '.join(REFERENCE_KINDS)}"
+        )
+    if kind == "geirhos2018":
+        exp = ref_cfg.get("experiment")
+        if exp not in EXPERIMENTS:
+            raise HumanReferenceError(
+                f"config key '{key}.experiment': {exp!r} is not one of {', '.join(EXPERIMENTS)}"
+            )
+        return str(ref_cfg.get("corruption") or EXPERIMENTS[exp].corruption)
+    corruption = ref_cfg.get("corruption")
+    if not corruption:
+        raise HumanReferenceError(
+            f"config key '{key}.corruption': required for kind 'trials' (the corruption the "
+            "participants saw)"
+        )
+    if not ref_cfg.get("path"):
+        raise HumanReferenceError(f"config key '{key}.path': required for kind 'trials'")
+    return str(corruption)
+
+
+def resolve_reference(
+    corruption: str,
+    references: Mapping[str, Mapping] | None,
+    assign: Mapping[str, str | None] | None = None,
+    classes: Mapping[str, str | None] | None = None,
+) -> tuple[str | None, str | None]:
+    """The human reference of ``corruption`` and how it was chosen.
+
+    Parameters
+    ----------
+    corruption : str
+        The corruption to compare models on.
+    references : mapping
+        ``humans.references``: reference name -> entry (``kind``, ``experiment``/``path``,
+        ``corruption``).
+    assign : mapping, optional
+        ``humans.assign``: corruption -> reference name, or None for "no human reference".
+    classes : mapping, optional
+        corruption -> similarity class (default :func:`similarity_classes` without overrides).
+
+    Returns
+    -------
+    (reference_name, how)
+        ``how`` is ``"own"`` (the reference holds trials of this corruption), ``"similarity-class"``
+        (of another member of its class) or None together with ``reference_name`` None.
+
+    Raises
+    ------
+    HumanReferenceError
+        An unknown reference name, an assignment across similarity classes, or several
+        candidate references with none assigned; the message names the config key.
+    """
+    references = dict(references or {})
+    assign = dict(assign or {})
+    classes = dict(classes) if classes is not None else similarity_classes()
+    ref_corr = {name: reference_corruption(name, cfg) for name, cfg in references.items()}
+    own_class = classes.get(corruption)
+
+    if corruption in assign:
+        name = assign[corruption]
+        key = f"humans.assign.{corruption}"
+        if name is None or name == "none":
+            return None, None
+        if name not in references:
+            raise HumanReferenceError(
+                f"config key '{key}': unknown human reference {name!r}; defined in "
+                f"humans.references: {', '.join(sorted(references)) or '(none)'}"
+            )
+        if ref_corr[name] == corruption:
+            return name, "own"
+        if own_class is not None and classes.get(ref_corr[name]) == own_class:
+            return name, "similarity-class"
+        raise HumanReferenceError(
+            f"config key '{key}': reference {name!r} holds trials of {ref_corr[name]!r}, which is "
+            f"not in the similarity class of {corruption!r} ({own_class or 'none'}); set "
+            f"corruptions.<name>.similarity_class if they are similar for humans"
+        )
+
+    own = sorted(n for n, c in ref_corr.items() if c == corruption)
+    if len(own) == 1:
+        return own[0], "own"
+    if len(own) > 1:
+        raise HumanReferenceError(
+            f"config key 'humans.assign.{corruption}': several references hold trials of "
+            f"{corruption!r} ({', '.join(own)}); choose one"
+        )
+    if own_class is None:
+        return None, None
+    peers = sorted(n for n, c in ref_corr.items() if classes.get(c) == own_class)
+    if len(peers) == 1:
+        return peers[0], "similarity-class"
+    if len(peers) > 1:
+        raise HumanReferenceError(
+            f"config key 'humans.assign.{corruption}': several references of the {own_class!r} "
+            f"class could serve {corruption!r} ({', '.join(peers)}); choose one"
+        )
+    return None, None
+
+
+def resolve_all(
+    corruptions: list[str],
+    references: Mapping[str, Mapping] | None,
+    assign: Mapping[str, str | None] | None = None,
+    corruptions_config: Mapping | None = None,
+) -> dict[str, tuple[str | None, str | None]]:
+    """:func:`resolve_reference` for every corruption; unknown ``assign`` keys are an error."""
+    assign = dict(assign or {})
+    stray = sorted(set(assign) - set(corruptions))
+    if stray:
+        raise HumanReferenceError(
+            f"config key 'humans.assign': {', '.join(stray)} not among the configured corruptions "
+            f"({', '.join(corruptions)})"
+        )
+    classes = similarity_classes(corruptions_config)
+    return {c: resolve_reference(c, references, assign, classes) for c in corruptions}

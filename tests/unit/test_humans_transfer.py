@@ -1,0 +1,98 @@
+"""Which human reference a corruption uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from vcrbench.humans.transfer import (
+    HumanReferenceError,
+    resolve_all,
+    resolve_reference,
+    similarity_classes,
+)
+
+REFS = {
+    "geirhos2018-noise": {"kind": "geirhos2018", "experiment": "noise"},
+    "geirhos2018-lowpass": {"kind": "geirhos2018", "experiment": "lowpass"},
+}
+
+
+@pytest.mark.parametrize(
+    ("corruption", "expected"),
+    [
+        ("uniform_noise", ("geirhos2018-noise", "own")),
+        ("gaussian_noise", ("geirhos2018-noise", "similarity-class")),
+        ("shot_noise", ("geirhos2018-noise", "similarity-class")),
+        ("impulse_noise", ("geirhos2018-noise", "similarity-class")),
+        ("gaussian_blur", ("geirhos2018-lowpass", "similarity-class")),
+        ("median_blur", ("geirhos2018-lowpass", "similarity-class")),
+        ("defocus_blur", ("geirhos2018-lowpass", "similarity-class")),
+        ("motion_blur", (None, None)),
+        ("frost", (None, None)),
+        ("brightness", (None, None)),
+    ],
+)
+def test_defaults(corruption, expected):
+    assert resolve_reference(corruption, REFS) == expected
+
+
+def test_own_data_wins_over_class():
+    refs = {**REFS, "mine": {"kind": "trials", "path": "x.csv", "corruption": "gaussian_blur"}}
+    assert resolve_reference("gaussian_blur", refs) == ("mine", "own")
+    # a second blur reference makes the choice for other blur members ambiguous
+    with pytest.raises(
+        HumanReferenceError, match=r"humans.assign.glass_blur.*geirhos2018-lowpass, mine"
+    ):
+        resolve_reference("glass_blur", refs)
+    assert resolve_reference("glass_blur", refs, {"glass_blur": "mine"}) == (
+        "mine",
+        "similarity-class",
+    )
+
+
+def test_assign_none_and_unknown():
+    assert resolve_reference("uniform_noise", REFS, {"uniform_noise": None}) == (None, None)
+    with pytest.raises(
+        HumanReferenceError,
+        match=r"humans.assign.gaussian_noise.*'geirhos-noise'.*geirhos2018-lowpass",
+    ):
+        resolve_reference("gaussian_noise", REFS, {"gaussian_noise": "geirhos-noise"})
+
+
+def test_assign_across_classes_is_an_error():
+    with pytest.raises(HumanReferenceError, match="not in the similarity class"):
+        resolve_reference("frost", REFS, {"frost": "geirhos2018-noise"})
+    # ... unless the config puts them in one class
+    classes = similarity_classes({"frost": {"similarity_class": "noise"}})
+    assert resolve_reference("frost", REFS, {"frost": "geirhos2018-noise"}, classes) == (
+        "geirhos2018-noise",
+        "similarity-class",
+    )
+    # and a config can take a corruption out of its class
+    classes = similarity_classes({"shot_noise": {"similarity_class": None}})
+    assert resolve_reference("shot_noise", REFS, None, classes) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragment"),
+    [
+        ({"kind": "survey"}, "humans.references.bad.kind"),
+        ({"kind": "geirhos2018", "experiment": "contrast"}, "humans.references.bad.experiment"),
+        ({"kind": "trials", "path": "x.csv"}, "humans.references.bad.corruption"),
+        ({"kind": "trials", "corruption": "blur"}, "humans.references.bad.path"),
+    ],
+)
+def test_bad_reference_entries(entry, fragment):
+    with pytest.raises(HumanReferenceError, match=fragment.replace(".", r"\.")):
+        resolve_reference("blur", {**REFS, "bad": entry})
+
+
+def test_resolve_all():
+    out = resolve_all(["uniform_noise", "gaussian_blur", "frost"], REFS)
+    assert out == {
+        "uniform_noise": ("geirhos2018-noise", "own"),
+        "gaussian_blur": ("geirhos2018-lowpass", "similarity-class"),
+        "frost": (None, None),
+    }
+    with pytest.raises(HumanReferenceError, match="humans.assign.*snow"):
+        resolve_all(["frost"], REFS, {"snow": None})

@@ -1,0 +1,503 @@
+"""Inference jobs: a model's predictions on shards of corrupted images, or on the clean set.
+
+One job = one model and a list of shards (one corruption's shard group, or an ImageNet-C set), or
+one model and the clean set. Images are read by a torch ``DataLoader`` (worker processes, pinned
+memory on a GPU), moved to the model's device as uint8, preprocessed there by the model's own
+:class:`~vcrbench.models.Preprocess`, and classified under ``torch.inference_mode``, channels_last,
+with bf16/fp16 autocast on a GPU where the model allows. Softmax, top-1, the probability of the
+label and the 16-class decision are computed on the device in float32; results stay there until
+the job ends, then one Parquet file is written atomically, so a killed job leaves no predictions
+file and a rerun on the CPU gives a byte-identical file.
+
+Output: the prediction schema of ``docs/architecture.md`` (:data:`PREDICTION_SCHEMA`), one row per
+input row, in input order (shards in the order given, rows in file order), plus ``severity`` when
+the inputs have it (ImageNet-C sets).
+
+Batches never span two Parquet row groups (a shard written in one row group gives batches of
+``batch_size`` and one shorter tail batch), so each image's batch, and thus its prediction, does
+not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+from tqdm.auto import tqdm
+
+from vcrbench import io
+from vcrbench.datasets import CleanSet
+from vcrbench.labels import (
+    LabelSpace,
+    check_compatible,
+    check_labels,
+    geirhos16_matrix,
+    get_label_space,
+    imagenet_to_16,
+)
+from vcrbench.models import Classifier, ModelSpec, load_model, resolve_device
+from vcrbench.models.spec import PRECISIONS
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 64
+#: Columns every input shard must have (besides the image bytes).
+SHARD_COLUMNS = ("sample_id", "image_id", "label", "dv", "height", "width", "image")
+PREDICTION_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.int64()),
+        ("image_id", pa.string()),
+        ("label", pa.int64()),
+        ("dv", pa.float64()),
+        ("pred", pa.int32()),
+        ("prob_label", pa.float32()),
+        ("pred16", pa.int8()),
+        ("label16", pa.int8()),
+    ]
+)
+_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class InferenceError(ValueError):
+    """Inputs an inference job cannot use; the message names the file or setting."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def resolve_precision(
+    requested: str, model_precision: str, device: torch.device
+) -> tuple[str, torch.dtype | None]:
+    """The autocast precision of a job: ``(name, dtype or None for fp32)``.
+
+    A model entry's own ``precision`` (other than ``auto``) wins over the job's, since it records
+    what that model allows. ``auto`` is fp32 on the CPU and bf16 on a GPU that supports it (else
+    fp16).
+    """
+    for value, what in ((requested, "precision"), (model_precision, "the model's precision")):
+        if value not in PRECISIONS:
+            raise InferenceError(f"{what} {value!r} is not one of {', '.join(PRECISIONS)}")
+    name = model_precision if model_precision != "auto" else requested
+    if name == "auto":
+        if device.type == "cuda":
+            name = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+        else:
+            name = "fp32"
+    return name, _DTYPES[name]
+
+
+def _num_workers(num_workers: int | None, device: torch.device) -> int:
+    if num_workers is not None:
+        if num_workers < 0:
+            raise InferenceError(f"num_workers must be >= 0, not {num_workers}")
+        return num_workers
+    if device.type == "cpu":
+        return 0  # the model needs every core; decoding in the main process costs little
+    return max(1, min(8, (os.cpu_count() or 2) - 1))
+
+
+@contextlib.contextmanager
+def _cudnn_benchmark(device: torch.device) -> Iterator[None]:
+    if device.type != "cuda":
+        yield
+        return
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True  # fixed input shapes: let cuDNN pick its fastest kernels
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.benchmark = before
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _worker_init(_: int) -> None:
+    torch.set_num_threads(1)  # workers decode bytes; torch threads would only oversubscribe
+
+
+def _my_share(items: list) -> list:
+    info = get_worker_info()
+    return items if info is None else items[info.id :: info.num_workers]
+
+
+@dataclass(frozen=True)
+class _Unit:
+    path: str
+    row_group: int
+    offset: int  # position of the row group's first row in the job's output
+
+
+class _ShardBatches(IterableDataset):
+    """Yields ``(offset, uint8 images)`` batches; each worker reads its own row groups."""
+
+    def __init__(self, units: list[_Unit], batch_size: int) -> None:
+        self.units = units
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        for unit in _my_share(self.units):
+            table = pq.ParquetFile(unit.path).read_row_group(
+                unit.row_group, columns=["image", "height", "width"]
+            )
+            for start in range(0, table.num_rows, self.batch_size):
+                part = table.slice(start, self.batch_size)
+                images = _images_from_arrow(part, unit.path)
+                yield unit.offset + start, torch.from_numpy(images)
+
+
+def _images_from_arrow(table: pa.Table, where: str) -> np.ndarray:
+    """(N, H, W, 3) uint8 from the ``image`` column, without a Python object per image."""
+    heights = table.column("height").to_numpy()
+    widths = table.column("width").to_numpy()
+    n = table.num_rows
+    if (heights != heights[0]).any() or (widths != widths[0]).any():
+        raise InferenceError(f"{where}: images of different sizes in one row group")
+    h, w = int(heights[0]), int(widths[0])
+    col = table.column("image").combine_chunks()
+    if col.null_count:
+        raise InferenceError(f"{where}: missing image bytes")
+    if pa.types.is_large_binary(col.type):
+        offsets_dtype = np.int64
+    elif pa.types.is_binary(col.type):
+        offsets_dtype = np.int32
+    else:
+        raise InferenceError(f"{where}: column 'image' is {col.type}, not binary")
+    buffers = col.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=offsets_dtype)[col.offset : col.offset + n + 1]
+    size = h * w * 3
+    if not (np.diff(offsets) == size).all():
+        raise InferenceError(f"{where}: image bytes do not match height x width x 3")
+    data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0] : offsets[0] + n * size]
+    return data.reshape(n, h, w, 3).copy()  # a writable array that owns its memory
+
+
+class _CleanBatches(IterableDataset):
+    """Yields ``(offset, uint8 images)`` batches of clean-set rows; workers take turns."""
+
+    def __init__(self, images_path: Path, rows: np.ndarray, batch_size: int) -> None:
+        self.images_path = images_path
+        self.rows = rows
+        self.starts = list(range(0, len(rows), batch_size))
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        array = np.load(self.images_path, mmap_mode="r")
+        for start in _my_share(self.starts):
+            rows = self.rows[start : start + self.batch_size]
+            if rows.size and (np.diff(rows) == 1).all():
+                images = np.array(array[rows[0] : rows[-1] + 1])
+            else:
+                images = np.array(array[rows])
+            yield start, torch.from_numpy(images)
+
+
+def _read_shard_metadata(shard_paths: Sequence[str | os.PathLike]) -> tuple[pd.DataFrame, list]:
+    frames, units, offset, has_severity = [], [], 0, None
+    for path in shard_paths:
+        path = Path(path)
+        if not path.is_file():
+            raise InferenceError(f"shard {path} does not exist")
+        try:
+            pf = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise InferenceError(f"cannot read shard {path}: {exc}") from exc
+        names = pf.schema_arrow.names
+        missing = [c for c in SHARD_COLUMNS if c not in names]
+        if missing:
+            raise InferenceError(f"shard {path} lacks column(s) {missing}")
+        severity = "severity" in names
+        if has_severity is None:
+            has_severity = severity
+        elif severity != has_severity:
+            raise InferenceError(
+                f"shard {path} {'has' if severity else 'lacks'} a 'severity' column, unlike the "
+                "shards before it; do not mix ImageNet-C sets with other shards in one job"
+            )
+        columns = ["sample_id", "image_id", "label", "dv"] + (["severity"] if severity else [])
+        frames.append(pf.read(columns=columns).to_pandas())
+        for rg in range(pf.metadata.num_row_groups):
+            units.append(_Unit(str(path), rg, offset))
+            offset += pf.metadata.row_group(rg).num_rows
+    if not frames:
+        raise InferenceError("no shards given")
+    meta = pd.concat(frames, ignore_index=True)
+    return meta, units
+
+
+# --------------------------------------------------------------------------- the job
+
+
+def _model_and_space(
+    spec: ModelSpec,
+    model: Classifier | None,
+    device: torch.device,
+    label_space: LabelSpace | str | dict | None,
+) -> tuple[Classifier, LabelSpace]:
+    if model is None:
+        model = load_model(spec, device)
+    else:
+        model = model.to(device).eval()
+    if label_space is not None:
+        check_compatible(model.label_space, get_label_space(label_space), model.name)
+    return model, model.label_space
+
+
+def _run(
+    model: Classifier,
+    dataset: IterableDataset,
+    labels: np.ndarray,
+    device: torch.device,
+    num_workers: int,
+    dtype: torch.dtype | None,
+    progress: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = len(labels)
+    imagenet = model.label_space.is_imagenet1k
+    labels_t = torch.from_numpy(labels.astype(np.int64)).to(device)
+    pred = torch.empty(n, dtype=torch.int32, device=device)
+    prob_label = torch.empty(n, dtype=torch.float32, device=device)
+    pred16 = torch.full((n,), -1, dtype=torch.int8, device=device)
+    m16 = torch.from_numpy(geirhos16_matrix().copy()).to(device) if imagenet else None
+    loader = DataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=num_workers,
+        pin_memory=device.type == "cuda",
+        worker_init_fn=_worker_init if num_workers else None,
+        prefetch_factor=4 if num_workers else None,
+    )
+    autocast = (
+        torch.autocast(device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    )
+    seen = 0
+    with (
+        tqdm(total=n, unit="img", desc=model.name, disable=not progress, file=sys.stderr) as bar,
+        torch.inference_mode(),
+        _cudnn_benchmark(device),
+    ):
+        for offset, images in loader:
+            b = images.shape[0]
+            x = images.to(device, non_blocking=True)
+            with autocast:
+                logits = model(x)
+            if logits.shape != (b, model.num_classes):
+                raise InferenceError(
+                    f"model {model.name!r} gave logits of shape {tuple(logits.shape)} for {b} "
+                    f"images; expected ({b}, {model.num_classes})"
+                )
+            probs = torch.softmax(logits.float(), dim=1)
+            lab = labels_t[offset : offset + b]
+            pred[offset : offset + b] = probs.argmax(dim=1).to(torch.int32)
+            p = probs.gather(1, lab.clamp(min=0).unsqueeze(1)).squeeze(1)
+            prob_label[offset : offset + b] = torch.where(lab >= 0, p, torch.nan)
+            if m16 is not None:
+                pred16[offset : offset + b] = (probs @ m16).argmax(dim=1).to(torch.int8)
+            seen += b
+            bar.update(b)
+    if seen != n:
+        raise InferenceError(f"read {seen} images but the inputs list {n} rows")
+    return pred.cpu().numpy(), prob_label.cpu().numpy(), pred16.cpu().numpy()
+
+
+def _write(
+    meta: pd.DataFrame,
+    outputs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    label16: np.ndarray,
+    out_path: str | os.PathLike,
+    metadata: dict,
+) -> Path:
+    pred, prob_label, pred16 = outputs
+    arrays = [
+        pa.array(meta["sample_id"].to_numpy(dtype=np.int64), pa.int64()),
+        pa.array(meta["image_id"].astype(str).tolist(), pa.string()),
+        pa.array(meta["label"].to_numpy(dtype=np.int64), pa.int64()),
+        pa.array(meta["dv"].to_numpy(dtype=np.float64), pa.float64()),
+        pa.array(pred, pa.int32()),
+        pa.array(prob_label, pa.float32()),
+        pa.array(pred16, pa.int8()),
+        pa.array(label16, pa.int8()),
+    ]
+    schema = PREDICTION_SCHEMA
+    if "severity" in meta:
+        severity = pa.array(meta["severity"].to_numpy())
+        arrays.append(severity)
+        schema = schema.append(pa.field("severity", severity.type))
+    table = pa.Table.from_arrays(arrays, schema=schema)
+    return io.write_parquet(table, out_path, metadata=metadata)
+
+
+def _job_metadata(model_name: str, info: dict, precision: str, device, batch_size, inputs) -> dict:
+    return {
+        "stage": "predict",
+        "model": model_name,
+        "model_info": info,
+        "precision": precision,
+        "device_type": device.type,
+        "batch_size": batch_size,
+        "inputs": [str(p) for p in inputs],
+        "torch": torch.__version__,
+    }
+
+
+def _label16(labels: np.ndarray, space: LabelSpace) -> np.ndarray:
+    if space.is_imagenet1k:
+        return imagenet_to_16(labels)
+    return np.full(len(labels), -1, dtype=np.int8)
+
+
+def _predict(
+    spec: ModelSpec,
+    meta: pd.DataFrame,
+    make_dataset,
+    out_path,
+    inputs: list,
+    batch_size: int | None,
+    device,
+    num_workers: int | None,
+    precision: str,
+    progress: bool,
+    label_space,
+    model: Classifier | None,
+    where: str,
+) -> Path:
+    device = resolve_device(device)
+    batch = spec.batch_size or batch_size or DEFAULT_BATCH_SIZE
+    if batch < 1:
+        raise InferenceError(f"batch_size must be >= 1, not {batch}")
+    precision_name, dtype = resolve_precision(precision, spec.precision, device)
+    labels = meta["label"].to_numpy(dtype=np.int64)
+    if len(meta) == 0:
+        space = model.label_space if model is not None else spec.output_space
+        check_labels(labels, space, where)
+        empty = (np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int8))
+        info = model.info if model is not None else {"spec": spec.to_config()}
+        metadata = _job_metadata(spec.name, info, precision_name, device, batch, inputs)
+        return _write(meta, empty, np.zeros(0, np.int8), out_path, metadata)
+    model, space = _model_and_space(spec, model, device, label_space)
+    check_labels(labels, space, where)
+    outputs = _run(
+        model,
+        make_dataset(batch),
+        labels,
+        device,
+        _num_workers(num_workers, device),
+        dtype,
+        progress,
+    )
+    metadata = _job_metadata(model.name, model.info, precision_name, device, batch, inputs)
+    return _write(meta, outputs, _label16(labels, space), out_path, metadata)
+
+
+def predict_shards(
+    spec: ModelSpec,
+    shard_paths: Sequence[str | os.PathLike],
+    out_path: str | os.PathLike,
+    batch_size: int | None = None,
+    device: str | torch.device | None = "auto",
+    num_workers: int | None = None,
+    precision: str = "auto",
+    progress: bool = True,
+    *,
+    label_space: LabelSpace | str | dict | None = None,
+    model: Classifier | None = None,
+) -> Path:
+    """Predict every image of ``shard_paths`` with the model of ``spec``; write ``out_path``.
+
+    Parameters
+    ----------
+    spec
+        The model entry (:meth:`ModelSpec.from_config`). Its ``batch_size`` and ``precision``,
+        when set, win over the job's.
+    shard_paths
+        Parquet shards (``docs/architecture.md``); rows are predicted and written in this order.
+    batch_size
+        Images per forward pass (default 64).
+    device
+        ``auto`` (GPU if there is one), ``cpu``, ``cuda``, ``cuda:1`` …
+    num_workers
+        DataLoader worker processes; None: 0 on the CPU, up to 8 on a GPU.
+    precision
+        ``auto`` | ``fp32`` | ``bf16`` | ``fp16`` (autocast; see :func:`resolve_precision`).
+    label_space
+        The label space of the data; if given, the model's must be the same (else an error).
+    model
+        An already built model for ``spec`` (benchmarks, tests); built from ``spec`` if None.
+
+    Returns the output path. Nothing is written if the job fails.
+    """
+    meta, units = _read_shard_metadata(shard_paths)
+    return _predict(
+        spec,
+        meta,
+        lambda batch: _ShardBatches(units, batch),
+        out_path,
+        list(shard_paths),
+        batch_size,
+        device,
+        num_workers,
+        precision,
+        progress,
+        label_space,
+        model,
+        where=f"shards {', '.join(str(p) for p in shard_paths)}",
+    )
+
+
+def predict_clean(
+    spec: ModelSpec,
+    clean_set: CleanSet | tuple[str | os.PathLike, str | os.PathLike],
+    out_path: str | os.PathLike,
+    batch_size: int | None = None,
+    device: str | torch.device | None = "auto",
+    num_workers: int | None = None,
+    precision: str = "auto",
+    progress: bool = True,
+    *,
+    label_space: LabelSpace | str | dict | None = None,
+    model: Classifier | None = None,
+) -> Path:
+    """Predict every image of the clean set (once per model); write ``out_path``.
+
+    ``clean_set`` is a :class:`~vcrbench.datasets.CleanSet` or its ``(images_path, index_path)``.
+    Rows follow the clean-set index; ``sample_id`` is the image's row in the clean set and
+    ``dv`` is 0. Other parameters as :func:`predict_shards`.
+    """
+    if not isinstance(clean_set, CleanSet):
+        clean_set = CleanSet.open(*clean_set)
+    index = clean_set.index.reset_index(drop=True)
+    rows = index["row"].to_numpy(dtype=np.int64)
+    meta = pd.DataFrame(
+        {
+            "sample_id": rows,
+            "image_id": index["image_id"].astype(str).to_numpy(),
+            "label": index["label"].to_numpy(dtype=np.int64),
+            "dv": np.zeros(len(index), dtype=np.float64),
+        }
+    )
+    return _predict(
+        spec,
+        meta,
+        lambda batch: _CleanBatches(clean_set.images_path, rows, batch),
+        out_path,
+        [clean_set.images_path],
+        batch_size,
+        device,
+        num_workers,
+        precision,
+        progress,
+        label_space,
+        model,
+        where=f"clean set {clean_set.images_path}",
+    )

@@ -1,0 +1,130 @@
+"""Source ``clip``: a CLIP model used zero-shot, through ``open_clip``.
+
+The classifier head holds one text embedding per class, of the prompt ``prompt`` (default
+``"a picture of {}"``, the VCR paper's "a picture of (ImageNet class)") filled with the class name;
+logits are the scaled cosine similarities between image and class embeddings. ImageNet-1k class
+names are OpenAI's curated list shipped by open_clip (``class_names: openai``, the default) or the
+first WordNet synonym (``class_names: wordnet``); another label space brings its own names. The
+paper does not say which names it used.
+
+``id`` is an open_clip model name (``ViT-B-32-quickgelu`` for OpenAI's ViT-B/32, the paper's
+``openai/clip-vit-base-patch32``), ``hf-hub:org/repo`` or ``local-dir:<folder>`` (a folder with an
+``open_clip_config.json`` and, optionally, weights). ``pretrained`` is an open_clip tag
+(``openai``), ``checkpoint`` a local weights file.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from vcrbench.datasets import imagenet_class_names
+from vcrbench.models.registry import Built, register_source
+from vcrbench.models.spec import (
+    ModelConfigError,
+    ModelLoadError,
+    ModelSpec,
+    WeightsUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ClipZeroShot(nn.Module):
+    """CLIP image tower + fixed zero-shot head: logits = scale * cos(image, class prompt)."""
+
+    def __init__(self, visual: nn.Module, class_embeddings: torch.Tensor, logit_scale: float):
+        super().__init__()
+        self.visual = visual
+        self.register_buffer("class_embeddings", class_embeddings)  # (embed_dim, num_classes)
+        self.logit_scale = float(logit_scale)
+        self.num_classes = int(class_embeddings.shape[1])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = F.normalize(self.visual(x), dim=-1)
+        return self.logit_scale * features @ self.class_embeddings.to(features.dtype)
+
+
+def class_names_for(spec: ModelSpec) -> list[str]:
+    import open_clip
+
+    space = spec.output_space
+    if isinstance(spec.class_names, tuple):
+        names = list(spec.class_names)
+    elif not space.is_imagenet1k:
+        if space.class_names is None:
+            raise ModelConfigError(
+                f"model {spec.name!r}: zero-shot CLIP on label space {space.name!r} needs its "
+                "class names (label_space.class_names, or class_names in the entry)"
+            )
+        names = list(space.class_names)
+    elif spec.class_names == "openai":
+        names = list(open_clip.IMAGENET_CLASSNAMES)
+    else:
+        names = imagenet_class_names()
+    if len(names) != space.num_classes:
+        raise ModelConfigError(
+            f"model {spec.name!r}: {len(names)} class names for label space {space.name!r} "
+            f"with {space.num_classes} classes"
+        )
+    return names
+
+
+@register_source("clip")
+def build_clip(spec: ModelSpec, device: torch.device) -> Built:
+    import open_clip
+
+    names = class_names_for(spec)
+    pretrained = spec.pretrained
+    if spec.checkpoint is not None:
+        if not spec.checkpoint.is_file():
+            where = f"; get it from {spec.url}" if spec.url else ""
+            raise WeightsUnavailableError(
+                f"model {spec.name!r}: weights file {spec.checkpoint} does not exist{where}"
+            )
+        pretrained = str(spec.checkpoint)
+    try:
+        model = open_clip.create_model(spec.id, pretrained=pretrained, **dict(spec.kwargs))
+    except Exception as exc:
+        if isinstance(pretrained, str) and spec.checkpoint is None:
+            raise WeightsUnavailableError(
+                f"model {spec.name!r}: open_clip could not get the weights {pretrained!r} of "
+                f"{spec.id!r} ({type(exc).__name__}: {str(exc)[:300]}). This machine may be "
+                'offline: on a machine with network run `python -c "import open_clip; '
+                f"open_clip.create_model('{spec.id}', pretrained='{pretrained}')\"` and copy its "
+                "Hugging Face cache to this machine, or download the weights file and set "
+                "`checkpoint: <file>` in the model's entry"
+            ) from exc
+        raise ModelLoadError(
+            f"model {spec.name!r}: open_clip cannot build {spec.id!r}: {exc}"
+        ) from exc
+    if pretrained is None and not spec.id.startswith(("local-dir:", "hf-hub:")):
+        log.warning("model %r: CLIP %s with random weights", spec.name, spec.id)
+    model = model.to(device).eval()
+    tokenizer = open_clip.get_tokenizer(spec.id)
+    with torch.inference_mode():
+        head = open_clip.build_zero_shot_classifier(
+            model, tokenizer, names, [spec.prompt], num_classes_per_batch=100, device=device
+        )
+    # inference_mode tensors cannot be saved for autograd later; a plain copy can.
+    head = head.detach().clone().float()
+    net = ClipZeroShot(model.visual, head, model.logit_scale.exp().item())
+    cfg = getattr(model.visual, "preprocess_cfg", {}) or {}
+    size = cfg.get("size")
+    preprocessing = {
+        "input_size": int(size if isinstance(size, int) else max(size)) if size else None,
+        "interpolation": cfg.get("interpolation"),
+        "mean": tuple(cfg["mean"]) if cfg.get("mean") else None,
+        "std": tuple(cfg["std"]) if cfg.get("std") else None,
+    }
+    info = {
+        "library": "open_clip",
+        "arch": spec.id,
+        "pretrained": pretrained,
+        "prompt": spec.prompt,
+        "class_names": spec.class_names if isinstance(spec.class_names, str) else "list",
+    }
+    return Built(net, preprocessing, info, net.num_classes)

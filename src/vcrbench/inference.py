@@ -284,14 +284,20 @@ def _run(
         num_workers=num_workers,
         pin_memory=device.type == "cuda",
         worker_init_fn=_worker_init if num_workers else None,
-        prefetch_factor=4 if num_workers else None,
     )
     autocast = (
         torch.autocast(device.type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
     )
     seen = 0
     with (
-        tqdm(total=n, unit="img", desc=model.name, disable=not progress, file=sys.stderr) as bar,
+        tqdm(
+            total=n,
+            unit="img",
+            desc=model.name,
+            disable=not progress,
+            file=sys.stderr,
+            mininterval=2.0,
+        ) as bar,
         torch.inference_mode(),
         _cudnn_benchmark(device),
     ):

@@ -27,6 +27,7 @@ from vcrbench.models import (
     Preprocess,
     Preprocessing,
     WeightsUnavailableError,
+    entry_schema,
     load_model,
 )
 
@@ -95,6 +96,14 @@ def test_bad_entries_name_the_model_and_the_problem(entry, message):
     with pytest.raises(ModelConfigError, match=message) as info:
         ModelSpec.from_config("my_model", entry)
     assert "my_model" in str(info.value)
+
+
+def test_entry_schema_knows_every_key():
+    from vcrbench.models.spec import COMMON_KEYS, SOURCE_KEYS
+
+    schema = entry_schema()
+    assert set(schema["properties"]) == set(COMMON_KEYS).union(*SOURCE_KEYS.values())
+    assert schema["properties"]["source"]["enum"] == list(SOURCES)
 
 
 def test_entry_defaults_and_round_trip():
@@ -644,6 +653,7 @@ def test_paper_models_entries_are_valid():
     """Every entry of the paper's model list validates, and names an architecture that exists."""
     from pathlib import Path
 
+    import jsonschema
     import timm
     import torchvision
     import yaml
@@ -652,7 +662,10 @@ def test_paper_models_entries_are_valid():
     path = config / "paper-models.yaml"
     if not path.is_file():  # merged into paper.yaml by the workflow owner
         path = config / "paper.yaml"
-    zoo = ModelZoo(yaml.safe_load(path.read_text())["models"])
+    entries = yaml.safe_load(path.read_text())["models"]
+    for entry in entries.values():
+        jsonschema.validate(entry, entry_schema())
+    zoo = ModelZoo(entries)
     assert len(zoo) == 19
     assert {"NoisyMix", "SIN_IN_IN", "HMany", "Tian_DeiT-B", "Do_50_2_Linf", "CLIP"} <= set(zoo)
     for name, s in zoo.items():

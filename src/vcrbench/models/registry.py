@@ -18,9 +18,12 @@ from torch import nn
 
 from vcrbench.models.classifier import Classifier
 from vcrbench.models.spec import (
+    CHECKPOINT_LIBRARIES,
+    HUB_SOURCES,
     IMAGENET_MEAN,
     IMAGENET_STD,
     INTERPOLATIONS,
+    PRECISIONS,
     TEST_IMAGE_SIZE,
     ModelConfigError,
     ModelLoadError,
@@ -158,6 +161,63 @@ def load_model(
             "classes (e.g. {name: cub200, num_classes: 200}) or give it a matching head"
         )
     return model
+
+
+def entry_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of one ``models:`` entry, for the config schema.
+
+    It checks key names and value types; which keys apply to which source, and the values that
+    depend on the installed libraries, are checked by :meth:`ModelSpec.from_config`.
+    """
+    string = {"type": "string"}
+    triple = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
+    flag = {"type": "boolean"}
+    properties: dict[str, Any] = {
+        "source": {"enum": list(SOURCES)},
+        "id": string,
+        "family": string,
+        "url": string,
+        "notes": string,
+        "kwargs": {"type": "object"},
+        "label_space": {
+            "oneOf": [
+                {"const": "imagenet1k"},
+                {
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "name": string,
+                        "num_classes": {"type": "integer", "minimum": 1},
+                        "class_names": {"oneOf": [string, {"type": "array", "items": string}]},
+                    },
+                },
+            ]
+        },
+        "input_size": {"type": "integer", "minimum": 1},
+        "interpolation": {"enum": list(INTERPOLATIONS)},
+        "mean": triple,
+        "std": triple,
+        "crop": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "precision": {"enum": list(PRECISIONS)},
+        "batch_size": {"type": "integer", "minimum": 1},
+        "pretrained": {"type": ["boolean", "string"]},
+        "weights": {"type": ["string", "null"]},
+        "checkpoint": string,
+        "use_ema": flag,
+        "strict": flag,
+        "library": {"enum": list(CHECKPOINT_LIBRARIES)},
+        "repo": string,
+        "hub_source": {"enum": list(HUB_SOURCES)},
+        "prompt": string,
+        "class_names": {"oneOf": [{"enum": ["openai", "wordnet"]}, {"type": "array"}]},
+    }
+    return {
+        "type": "object",
+        "required": ["source", "id"],
+        "additionalProperties": False,
+        "properties": properties,
+    }
 
 
 class ModelZoo(Mapping[str, ModelSpec]):

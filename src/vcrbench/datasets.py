@@ -241,7 +241,13 @@ def load_image(path: str | os.PathLike) -> np.ndarray:
         with Image.open(path) as im:
             im.load()
             return _to_rgb8(im)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (
+        UnidentifiedImageError,
+        Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
+        OSError,
+        SyntaxError,
+        ValueError,
+    ) as exc:
         raise DatasetError(f"cannot read image {path}: {exc}") from exc
 
 
@@ -349,7 +355,9 @@ def prepare_clean_set(
                 if min(shape) < resize:
                     log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
                 images[kept] = img
-                rows.append((kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize))
+                rows.append(
+                    (kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize)
+                )
                 kept += 1
         images.flush()
         del images
@@ -378,9 +386,21 @@ def _tmp_sibling(path: str | os.PathLike) -> str:
     return str(path.with_name(f".{path.name}.{os.getpid()}.tmp.npy"))
 
 
-def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...]) -> None:
-    data = np.load(path, mmap_mode="r")[:n].copy()
-    np.save(path, data)
+def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 1024) -> None:
+    """Keep the first ``n`` items of an .npy file, copying in chunks (memory stays bounded)."""
+    src = np.load(path, mmap_mode="r")
+    short = Path(str(path) + ".short.npy")
+    dst = np.lib.format.open_memmap(short, mode="w+", dtype=src.dtype, shape=(n, *item_shape))
+    try:
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            dst[start:stop] = src[start:stop]
+        dst.flush()
+        del dst, src
+        os.replace(short, path)
+    except BaseException:
+        short.unlink(missing_ok=True)
+        raise
 
 
 @dataclass

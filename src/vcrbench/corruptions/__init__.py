@@ -1,0 +1,32 @@
+"""Corruptions on continuous parameter domains: the paper's 14 and any user function.
+
+>>> from vcrbench.corruptions import get_corruption
+>>> c = get_corruption("gaussian_noise")
+>>> c.apply(image, {"sigma": 0.1}, seed=0)  # doctest: +SKIP
+
+See ``docs/corruptions.md`` for each corruption, its domain and why.
+"""
+
+from vcrbench.corruptions.registry import (
+    Corruption,
+    CorruptionError,
+    Param,
+    build_corruption,
+    calibrated_domains,
+    get_corruption,
+    list_corruptions,
+    load_function,
+    register_corruption,
+)
+
+__all__ = [
+    "Corruption",
+    "CorruptionError",
+    "Param",
+    "build_corruption",
+    "calibrated_domains",
+    "get_corruption",
+    "list_corruptions",
+    "load_function",
+    "register_corruption",
+]

@@ -1,0 +1,406 @@
+"""Sampling a test set: which image, which parameters and which seed each sample gets.
+
+:func:`make_manifest` returns one row per sample: ``sample_id`` (0..N−1), ``image_id``, ``label``,
+``seed`` (the sample's own seed, so any sample can be regenerated alone), ``shard``
+(``sample_id // shard_size``) and one ``param.<name>`` column per parameter (plus ``target_dv`` in
+Δv-uniform mode). The manifest always has exactly ``n_samples`` rows, so the number of shards is
+known from the config alone.
+
+Images. Sample i's image is the i-th entry of a sequence of independent random permutations of the
+clean set laid end to end: every image is used ⌊N/M⌋ or ⌈N/M⌉ times (each exactly once when
+N = M, as ImageNet-C uses each validation image once per severity), and the marginal is uniform.
+The sequence depends on the seed only, not on the corruption or the mode, so sample i shows the
+same image in every corruption's test set. Seeds: ``derive_seed(seed, "sample", corruption, i)``.
+
+Modes.
+
+``parameter-uniform``
+    The paper's c ~ U(C): every parameter independently uniform on its domain.
+
+``dv-uniform``
+    Aims at a uniform Δv instead. Every corruption has a 1-D path through C
+    (:meth:`vcrbench.corruptions.Corruption.path`): each parameter moves linearly from its
+    identity value (t = 0) to an end of its domain (t = 1); a parameter with the identity inside
+    its domain (a signed shift) goes to the upper or lower end at random, with probabilities that
+    give it the same marginal as parameter-uniform sampling when t is uniform. Then:
+
+    1. Pilot: the first ``pilot_fraction``·N samples take t stratified over [0, 1]; their Δv is
+       measured (corrupt + VIF).
+    2. A monotone map t → Δv is fitted by isotonic regression, per image where the image has at
+       least ``min_points_per_image`` pilot points and pooled over all images otherwise.
+    3. While a counted bin (Alg. 1's bins 0..denominator−1) holds fewer than ``min_count``
+       measured samples and the pilot budget (``max_pilot_fraction``·N) lasts, the next samples
+       target Δv inside those bins through the inverse map of their image, are measured, and the
+       maps are refitted (at most ``max_rounds`` rounds). A bin that no image's map reaches is
+       left alone (the domain cannot produce it).
+    4. The remaining samples draw a target Δv stratified-uniformly over the Δv range their
+       image's map reaches, and take t from the inverse map (nothing is measured).
+
+    The pilot samples stay in the test set (they are valid samples with their own parameters and
+    seeds), so the generation cost is N + (pilot size) corruptions and Δv computations; the
+    pilot's Δv is known, so coverage of the bins it filled is guaranteed. ``target_dv`` is NaN for
+    the first pilot round.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import isotonic_regression
+
+from vcrbench import testset
+from vcrbench.corruptions import Corruption
+from vcrbench.seeding import derive_seed, rng
+
+log = logging.getLogger(__name__)
+
+MODES = ("parameter-uniform", "dv-uniform")
+#: Options of dv-uniform mode and their defaults (config: sampling.options).
+DV_UNIFORM_DEFAULTS = {
+    "pilot_fraction": 0.1,
+    "max_pilot_fraction": 0.2,
+    "min_points_per_image": 8,
+    "max_rounds": 8,
+    "bins": testset.BINS,
+    "min_count": None,  # None: testset.scaled_min_count(n_samples)
+    "denominator": testset.DENOMINATOR,
+    "batch_size": 32,
+    "device": None,
+}
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+def image_sequence(clean_set, n: int, seed: int) -> np.ndarray:
+    """Row positions of the clean set for samples 0..n−1 (concatenated random permutations)."""
+    m = len(clean_set)
+    if m == 0:
+        raise ValueError("the clean set holds no images")
+    gen = rng(seed, "manifest", "images")
+    reps = math.ceil(n / m)
+    return np.concatenate([gen.permutation(m) for _ in range(reps)])[:n]
+
+
+def sample_seeds(seed: int, corruption: str, ids) -> np.ndarray:
+    return np.array([derive_seed(seed, "sample", corruption, int(i)) for i in ids], dtype=np.int64)
+
+
+def make_manifest(
+    corruption: Corruption,
+    clean_set,
+    n_samples: int,
+    shard_size: int,
+    seed: int,
+    mode: str = "dv-uniform",
+    vif_variant: str = "kumar",
+    **opts,
+) -> pd.DataFrame:
+    """The samples of one corruption's test set (see the module docstring).
+
+    Parameters
+    ----------
+    corruption : Corruption
+    clean_set : CleanSet (``image_ids``, ``labels``, ``images(ids)``, ``len``)
+    n_samples, shard_size : int
+    seed : int
+        Root seed; every draw is derived from it and names.
+    mode : ``"parameter-uniform"`` or ``"dv-uniform"``
+    vif_variant : str
+        VIF variant of the pilot's Δv (dv-uniform).
+    **opts
+        dv-uniform options, see ``DV_UNIFORM_DEFAULTS``.
+
+    Returns
+    -------
+    DataFrame with exactly ``n_samples`` rows; ``DataFrame.attrs["sampling"]`` describes the run
+    (mode, pilot size, rounds, bins left uncovered by the pilot).
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown sampling mode {mode!r}; known: {', '.join(MODES)}")
+    n_samples, shard_size = int(n_samples), int(shard_size)
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, not {n_samples}")
+    if shard_size < 1:
+        raise ValueError(f"shard_size must be at least 1, not {shard_size}")
+    if mode == "parameter-uniform" and opts:
+        raise ValueError(f"parameter-uniform sampling takes no options, got {sorted(opts)}")
+    unknown = sorted(set(opts) - set(DV_UNIFORM_DEFAULTS))
+    if unknown:
+        raise ValueError(
+            f"unknown dv-uniform option(s) {unknown}; known: {sorted(DV_UNIFORM_DEFAULTS)}"
+        )
+
+    rows = image_sequence(clean_set, n_samples, seed)
+    ids = np.asarray(clean_set.image_ids, dtype=object)
+    labels = np.asarray(clean_set.labels, dtype=np.int64)
+    sample_ids = np.arange(n_samples, dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "sample_id": sample_ids,
+            "image_id": ids[rows].astype(str),
+            "label": labels[rows],
+            "seed": sample_seeds(seed, corruption.name, sample_ids),
+            "shard": (sample_ids // shard_size).astype(np.int64),
+        }
+    )
+    if mode == "parameter-uniform":
+        params = corruption.sample_uniform(
+            n_samples, rng(seed, "manifest", corruption.name, "params")
+        )
+        info = {"mode": mode, "n_pilot": 0}
+    else:
+        options = {**DV_UNIFORM_DEFAULTS, **opts}
+        params, target, info = _dv_uniform(corruption, clean_set, frame, seed, vif_variant, options)
+    for name in corruption.param_names:
+        frame[testset.PARAM_PREFIX + name] = np.asarray(params[name], dtype=np.float64)
+    if mode == "dv-uniform":
+        frame["target_dv"] = target
+    frame.attrs["sampling"] = info
+    return frame
+
+
+# --------------------------------------------------------------------------- monotone maps
+
+
+@dataclass(frozen=True)
+class MonotoneMap:
+    """A non-decreasing piecewise-linear map t → Δv (isotonic fit) and its inverse."""
+
+    t: np.ndarray  # knots, strictly increasing
+    v: np.ndarray  # fitted Δv at the knots, strictly increasing
+
+    @classmethod
+    def fit(cls, t, v) -> MonotoneMap:
+        t, v = np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64)
+        order = np.argsort(t, kind="stable")
+        t, v = t[order], v[order]
+        # Rounded so that float noise of the fit does not split a plateau.
+        fitted = np.round(isotonic_regression(v, increasing=True).x, 12)
+        # Collapse plateaus to one knot at their mean t, so that the inverse is a function.
+        values, start = np.unique(fitted, return_index=True)
+        ends = np.append(start[1:], len(fitted))
+        knots = np.array([t[a:b].mean() for a, b in zip(start, ends, strict=True)])
+        return cls(knots, values)
+
+    @property
+    def low(self) -> float:
+        return float(self.v[0])
+
+    @property
+    def high(self) -> float:
+        return float(self.v[-1])
+
+    def __call__(self, t) -> np.ndarray:
+        return np.interp(t, self.t, self.v)
+
+    def inverse(self, v) -> np.ndarray:
+        """t in [0, 1] whose fitted Δv is ``v`` (clamped to the fitted range)."""
+        if len(self.t) == 1:
+            return np.full(np.shape(v), float(self.t[0]))
+        return np.clip(np.interp(v, self.v, self.t), 0.0, 1.0)
+
+
+def fit_maps(
+    image_ids: np.ndarray, t: np.ndarray, dv: np.ndarray, min_points: int
+) -> tuple[MonotoneMap, dict[str, MonotoneMap]]:
+    """The pooled map and the per-image maps of images with at least ``min_points`` points.
+
+    An image's own points rarely reach both ends of the path, so beyond them its map follows the
+    pooled map's shape, shifted to meet the image's fit (clipped to [0, 1]).
+    """
+    pooled = MonotoneMap.fit(t, dv)
+    per_image = {}
+    for image in np.unique(image_ids):
+        sel = image_ids == image
+        if sel.sum() >= min_points:
+            per_image[str(image)] = _with_pooled_tails(MonotoneMap.fit(t[sel], dv[sel]), pooled)
+    return pooled, per_image
+
+
+def _with_pooled_tails(own: MonotoneMap, pooled: MonotoneMap) -> MonotoneMap:
+    t_lo, t_hi = own.t[0], own.t[-1]
+    below = np.unique(np.append(pooled.t[pooled.t < t_lo], 0.0)) if t_lo > 0 else np.zeros(0)
+    above = np.unique(np.append(pooled.t[pooled.t > t_hi], 1.0)) if t_hi < 1 else np.zeros(0)
+    below = below[below < t_lo]
+    above = above[above > t_hi]
+    v_below = np.clip(own.v[0] - (pooled(t_lo) - pooled(below)), 0.0, own.v[0])
+    v_above = np.clip(own.v[-1] + (pooled(above) - pooled(t_hi)), own.v[-1], 1.0)
+    t_all = np.concatenate([below, own.t, above])
+    v_all = np.concatenate([v_below, own.v, v_above])
+    # Keep the knots strictly increasing in v (tails may be flat where the pooled map is).
+    keep = np.concatenate([[True], np.diff(v_all) > 1e-12])
+    return MonotoneMap(t_all[keep], v_all[keep])
+
+
+# --------------------------------------------------------------------------- dv-uniform
+
+
+def _stratified(n: int, gen: np.random.Generator) -> np.ndarray:
+    """n values in [0, 1), one in each of n equal strata, in random order."""
+    return (gen.permutation(n) + gen.random(n)) / n
+
+
+def _dv_uniform(
+    corruption: Corruption,
+    clean_set,
+    frame: pd.DataFrame,
+    seed: int,
+    vif_variant: str,
+    options: Mapping,
+):
+    n = len(frame)
+    name = corruption.name
+    bins, denominator = int(options["bins"]), int(options["denominator"])
+    min_count = options["min_count"]
+    min_count = testset.scaled_min_count(n) if min_count is None else int(min_count)
+    pilot_first = min(n, max(1, math.ceil(options["pilot_fraction"] * n)))
+    pilot_max = min(n, max(pilot_first, math.floor(options["max_pilot_fraction"] * n)))
+    min_points = int(options["min_points_per_image"])
+
+    gen_side = rng(seed, "manifest", name, "sides")
+    sides = {p: gen_side.random(n) for p in corruption.param_names}
+    gen_t = rng(seed, "manifest", name, "pilot")
+    gen_target = rng(seed, "manifest", name, "targets")
+
+    t = np.full(n, np.nan)
+    target = np.full(n, np.nan)
+    dv = np.full(n, np.nan)
+    images = frame["image_id"].to_numpy().astype(str)
+    seeds = frame["seed"].to_numpy()
+
+    def measure(lo: int, hi: int) -> None:
+        sel = slice(lo, hi)
+        params = corruption.path(t[sel], {k: v[sel] for k, v in sides.items()})
+        dv[sel] = _measure(
+            corruption,
+            clean_set,
+            images[sel],
+            params,
+            seeds[sel],
+            vif_variant,
+            options["device"],
+            int(options["batch_size"]),
+        )
+
+    def maps(upto: int):
+        return fit_maps(images[:upto], t[:upto], dv[:upto], min_points)
+
+    def aim(lo: int, hi: int, values: np.ndarray, pooled, per_image) -> None:
+        """Samples lo..hi−1 aim at Δv ``values`` (fractions of their image's reachable range
+        where ``values`` is None)."""
+        for k, i in enumerate(range(lo, hi)):
+            m = per_image.get(images[i], pooled)
+            target[i] = values[k]
+            t[i] = float(m.inverse(values[k]))
+
+    # 1. pilot, first round: t stratified along the path, both ends included.
+    first = pilot_first if pilot_first < 6 else math.ceil(0.4 * pilot_first)
+    t[:first] = _stratified(first, gen_t)
+    if first >= 2:
+        t[int(np.argmin(t[:first]))], t[int(np.argmax(t[:first]))] = 0.0, 1.0
+    measure(0, first)
+    used, rounds = first, 0
+
+    # 2. refinement rounds: Δv stratified over what each image's map reaches, through the map
+    # fitted so far; each round resolves the map where the previous one was coarse.
+    while used < pilot_first:
+        k = min(pilot_first - used, max(1, math.ceil(0.3 * pilot_first)))
+        pooled, per_image = maps(used)
+        u = _stratified(k, gen_target)
+        values = np.empty(k)
+        for j, i in enumerate(range(used, used + k)):
+            m = per_image.get(images[i], pooled)
+            values[j] = m.low + (m.high - m.low) * u[j]
+        aim(used, used + k, values, pooled, per_image)
+        measure(used, used + k)
+        used, rounds = used + k, rounds + 1
+
+    # 3. rounds aimed at the counted bins still short of min_count.
+    edges = np.arange(bins + 1) / (bins - 1)
+    while used < pilot_max and rounds < int(options["max_rounds"]):
+        pooled, per_image = maps(used)
+        counts = np.bincount(testset.bin_index(dv[:used], bins), minlength=bins)[:denominator]
+        short = [j for j in range(denominator) if counts[j] < min_count]
+        reach_lo = min([pooled.low, *(m.low for m in per_image.values())])
+        reach_hi = max([pooled.high, *(m.high for m in per_image.values())])
+        short = [j for j in short if edges[j + 1] > reach_lo and edges[j] <= reach_hi]
+        if not short:
+            break
+        # Ask for a little more than missing: some targets land in a neighbouring bin.
+        wanted = np.concatenate(
+            [np.full(math.ceil(1.5 * (min_count - counts[j])), j) for j in short]
+        )
+        # At most half of the remaining budget per round: later rounds use better maps.
+        k = min(len(wanted), max(len(short), (pilot_max - used) // 2), pilot_max - used)
+        chosen = gen_target.permutation(wanted)[:k]
+        values = np.empty(k)
+        for j, (i, b) in enumerate(zip(range(used, used + k), chosen, strict=True)):
+            m = per_image.get(images[i], pooled)
+            lo, hi = max(edges[b], m.low), min(edges[b + 1], m.high)
+            # The middle 80 % of the bin (or of the part of it this image reaches).
+            frac = 0.1 + 0.8 * gen_target.random()
+            values[j] = (
+                lo + (hi - lo) * frac if hi > lo else edges[b] + (edges[b + 1] - edges[b]) * frac
+            )
+        aim(used, used + k, values, pooled, per_image)
+        measure(used, used + k)
+        used, rounds = used + k, rounds + 1
+
+    # 4. the main sample, from the maps (not measured).
+    pooled, per_image = maps(used)
+    rest = n - used
+    if rest:
+        u = _stratified(rest, gen_target)
+        values = np.empty(rest)
+        for j, i in enumerate(range(used, n)):
+            m = per_image.get(images[i], pooled)
+            values[j] = m.low + (m.high - m.low) * u[j]
+        aim(used, n, values, pooled, per_image)
+    counts = np.bincount(testset.bin_index(dv[:used], bins), minlength=bins)[:denominator]
+    info = {
+        "mode": "dv-uniform",
+        "n_pilot": int(used),
+        "pilot_first": int(first),
+        "rounds": int(rounds),
+        "min_count": int(min_count),
+        "pilot_short_bins": [int(j) for j in np.flatnonzero(counts < min_count)],
+        "pilot_dv": [float(x) for x in dv[:used]],
+        "per_image_maps": len(per_image),
+    }
+    log.info(
+        "%s: dv-uniform pilot of %d samples in %d rounds after the first; bins short after the "
+        "pilot: %s",
+        name,
+        used,
+        rounds,
+        info["pilot_short_bins"],
+    )
+    return corruption.path(t, sides), target, info
+
+
+def _measure(
+    corruption: Corruption,
+    clean_set,
+    image_ids: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    seeds: np.ndarray,
+    vif_variant: str,
+    device,
+    batch_size: int,
+) -> np.ndarray:
+    """Δv of the given samples, corrupted exactly as their shard will corrupt them."""
+    out = np.empty(len(image_ids))
+    for start in range(0, len(image_ids), batch_size):
+        sel = slice(start, start + batch_size)
+        clean = clean_set.images(list(image_ids[sel]))
+        corrupted = testset.corrupt_batch(
+            corruption, clean, {k: v[sel] for k, v in params.items()}, seeds[sel]
+        )
+        out[sel] = testset.delta_v(clean, corrupted, vif_variant, device)[1]
+    return out

@@ -1,0 +1,443 @@
+"""Test sets: corrupt the samples of a manifest, measure Δv on the exact pixels, write shards.
+
+A shard holds the rows of one manifest shard, each with its corrupted image (raw uint8 bytes,
+:func:`vcrbench.io.encode_image`) and the VIF and Δv of that very uint8 array against the clean
+image. Shards are streamed to a temporary file in row groups of ``batch_size`` samples and renamed
+into place only when complete, so memory is bounded by the batch (not the shard or the test set)
+and a failure leaves no file. The ImageNet-C comparison sets are written the same way, and
+:func:`coverage`, :func:`coverage_table` and :func:`dv_histograms` summarise Δv as the paper's
+Table 2 and Fig. 4/11 do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from vcrbench import io
+from vcrbench.corruptions import Corruption
+from vcrbench.seeding import derive_seed
+
+log = logging.getLogger(__name__)
+
+#: Δv bins of Alg. 1: j = floor(dv · (M − 1)), M = 40; bin M − 1 holds only dv = 1.
+BINS = 40
+#: Images per bin for a bin to count as covered at REFERENCE_N samples (paper, Table 2).
+MIN_COUNT = 20
+REFERENCE_N = 50_000
+#: The paper's coverage values are k/39: bins 0..38 are counted.
+DENOMINATOR = 39
+PARAM_PREFIX = "param."
+
+
+# --------------------------------------------------------------------------- corrupt + Δv
+
+
+def delta_v(clean: np.ndarray, corrupted: np.ndarray, vif_variant: str = "kumar", device=None):
+    """VIF and Δv of uint8 batches (``vcrbench.vif.delta_v``); a NaN raises instead of passing."""
+    from vcrbench.vif import delta_v as _delta_v
+
+    vif, dv = _delta_v(clean, corrupted, variant=vif_variant, device=device)
+    vif, dv = np.asarray(vif, dtype=np.float64), np.asarray(dv, dtype=np.float64)
+    if not (np.all(np.isfinite(vif)) and np.all(np.isfinite(dv))):
+        raise ValueError("VIF returned a non-finite value")
+    return vif, dv
+
+
+def corrupt_batch(
+    corruption: Corruption,
+    clean: np.ndarray,
+    params: Mapping[str, Sequence[float]],
+    seeds: Sequence[int],
+    within: str = "domain",
+) -> np.ndarray:
+    """Corrupt ``clean[i]`` with ``{k: params[k][i]}`` and ``seeds[i]``; uint8 (N, H, W, 3)."""
+    out = np.empty_like(clean)
+    for i in range(len(clean)):
+        p = {k: float(v[i]) for k, v in params.items()}
+        out[i] = corruption.apply(clean[i], p, int(seeds[i]), within=within)
+    return out
+
+
+def param_columns(corruption: Corruption) -> list[str]:
+    return [PARAM_PREFIX + n for n in corruption.param_names]
+
+
+def _check_manifest_params(manifest: pd.DataFrame, corruption: Corruption) -> list[str]:
+    cols = param_columns(corruption)
+    have = sorted(c for c in manifest.columns if c.startswith(PARAM_PREFIX))
+    if sorted(cols) != have:
+        raise ValueError(
+            f"manifest parameter columns {have} do not match corruption {corruption.name!r} "
+            f"(expected {sorted(cols)})"
+        )
+    return cols
+
+
+def _schema(corruption: Corruption, extra: Sequence[tuple[str, pa.DataType]] = ()) -> pa.Schema:
+    fields = [
+        ("sample_id", pa.int64()),
+        ("image_id", pa.string()),
+        ("label", pa.int64()),
+        ("corruption", pa.string()),
+        *[(c, pa.float64()) for c in param_columns(corruption)],
+        *extra,
+        ("seed", pa.int64()),
+        ("vif", pa.float64()),
+        ("dv", pa.float64()),
+        ("bin", pa.int64()),
+        ("height", pa.int64()),
+        ("width", pa.int64()),
+        ("image", pa.binary()),
+    ]
+    return pa.schema(fields)
+
+
+def _write_batches(
+    out_path: str | os.PathLike,
+    schema: pa.Schema,
+    batches: Iterable[dict],
+    metadata: Mapping,
+) -> Path:
+    """Stream record batches to ``out_path`` atomically (io's compression and conventions)."""
+    meta = {io.META_KEY: json.dumps(metadata, sort_keys=True, default=str).encode()}
+    schema = schema.with_metadata(meta)
+    with io.atomic_path(out_path) as tmp:
+        with pq.ParquetWriter(
+            tmp,
+            schema,
+            compression=io.PARQUET_COMPRESSION,
+            compression_level=io.PARQUET_COMPRESSION_LEVEL,
+            write_statistics=True,
+        ) as writer:
+            for columns in batches:
+                writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+    return Path(out_path)
+
+
+def _sample_rows(
+    corruption: Corruption,
+    clean_set,
+    rows: pd.DataFrame,
+    param_cols: Sequence[str],
+    vif_variant: str,
+    device,
+    batch_size: int,
+    within: str,
+    extra: Sequence[str] = (),
+    desc: str = "",
+) -> Iterable[dict]:
+    """Corrupt and measure ``rows`` batch by batch; yields column dicts."""
+    n = len(rows)
+    bar = tqdm(total=n, desc=desc, unit="img", mininterval=2.0, disable=None)
+    try:
+        for start in range(0, n, batch_size):
+            chunk = rows.iloc[start : start + batch_size]
+            clean = clean_set.images(chunk["image_id"].tolist())
+            params = {c[len(PARAM_PREFIX) :]: chunk[c].to_numpy() for c in param_cols}
+            corrupted = corrupt_batch(corruption, clean, params, chunk["seed"].to_numpy(), within)
+            vif, dv = delta_v(clean, corrupted, vif_variant, device)
+            height, width = corrupted.shape[1:3]
+            columns = {
+                "sample_id": chunk["sample_id"].to_numpy(np.int64),
+                "image_id": chunk["image_id"].astype(str).tolist(),
+                "label": chunk["label"].to_numpy(np.int64),
+                "corruption": [corruption.name] * len(chunk),
+                **{c: chunk[c].to_numpy(np.float64) for c in param_cols},
+                **{c: chunk[c].to_numpy() for c in extra},
+                "seed": chunk["seed"].to_numpy(np.int64),
+                "vif": vif,
+                "dv": dv,
+                "bin": bin_index(dv),
+                "height": np.full(len(chunk), height, dtype=np.int64),
+                "width": np.full(len(chunk), width, dtype=np.int64),
+                "image": [io.encode_image(img) for img in corrupted],
+            }
+            bar.update(len(chunk))
+            yield columns
+    finally:
+        bar.close()
+
+
+def generate_shard(
+    manifest: pd.DataFrame,
+    shard: int,
+    clean_set,
+    corruption: Corruption,
+    out_path: str | os.PathLike,
+    vif_variant: str = "kumar",
+    seed: int | None = None,
+    device=None,
+    batch_size: int = 64,
+) -> Path:
+    """Write shard ``shard`` of ``manifest``: corrupted images with VIF, Δv and bin.
+
+    Columns: ``sample_id, image_id, label, corruption, param.<name>…, seed, vif, dv, bin, height,
+    width, image``. Parameters are checked against the corruption's domain (an out-of-domain value
+    raises naming the corruption and parameter). ``seed`` is unused (each row carries its own
+    seed) and accepted for the workflow's uniform call. Written atomically.
+    """
+    del seed
+    _check_manifest_params(manifest, corruption)
+    rows = manifest[manifest["shard"] == int(shard)].sort_values("sample_id", kind="stable")
+    if rows.empty:
+        shards = sorted(manifest["shard"].unique().tolist())
+        raise ValueError(
+            f"shard {shard} of corruption {corruption.name!r} is empty or does not exist "
+            f"(manifest shards: {shards[0] if shards else '-'}..{shards[-1] if shards else '-'})"
+        )
+    meta = {"shard": int(shard), "n": len(rows)}
+    return _write_set(
+        corruption,
+        clean_set,
+        rows,
+        out_path,
+        vif_variant,
+        device,
+        batch_size,
+        "domain",
+        extra=(),
+        desc=f"{corruption.name} shard {shard}",
+        meta=meta,
+    )
+
+
+def imagenet_c_rows(
+    corruption: Corruption, clean_set, seed: int, n_images: int | None = None
+) -> pd.DataFrame:
+    """The ImageNet-C comparison samples: every image at each of the five severities."""
+    if not corruption.imagenet_c:
+        raise ValueError(f"corruption {corruption.name!r} has no ImageNet-C severities")
+    ids = clean_set.image_ids
+    labels = clean_set.labels
+    if n_images is not None:
+        if n_images < 1:
+            raise ValueError(f"n_images must be at least 1, not {n_images}")
+        ids, labels = ids[:n_images], labels[:n_images]
+    frames = []
+    for severity, params in enumerate(corruption.imagenet_c, start=1):
+        n = len(ids)
+        frame = pd.DataFrame(
+            {
+                "sample_id": np.arange((severity - 1) * n, severity * n, dtype=np.int64),
+                "image_id": ids,
+                "label": np.asarray(labels, dtype=np.int64),
+                "severity": np.full(n, severity, dtype=np.int64),
+                "seed": [
+                    derive_seed(seed, "imagenet-c", corruption.name, severity, i) for i in ids
+                ],
+            }
+        )
+        for name in corruption.param_names:
+            frame[PARAM_PREFIX + name] = float(params[name])
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def generate_imagenet_c(
+    corruption: Corruption,
+    clean_set,
+    out_path: str | os.PathLike,
+    vif_variant: str = "kumar",
+    seed: int = 0,
+    n_images: int | None = None,
+    device=None,
+    batch_size: int = 64,
+) -> Path:
+    """The first ``n_images`` clean images (all if None) at ImageNet-C's five severities.
+
+    Same columns as a shard plus ``severity`` (1-5); the severities are checked against the
+    parameters' valid ranges, not the sampled domain (a narrowed domain may exclude them).
+    """
+    rows = imagenet_c_rows(corruption, clean_set, seed, n_images)
+    meta = {"source": "imagenet-c", "n_images": len(rows) // 5}
+    return _write_set(
+        corruption,
+        clean_set,
+        rows,
+        out_path,
+        vif_variant,
+        device,
+        batch_size,
+        "limits",
+        extra=("severity",),
+        desc=f"{corruption.name} ImageNet-C",
+        meta=meta,
+    )
+
+
+def _write_set(
+    corruption: Corruption,
+    clean_set,
+    rows: pd.DataFrame,
+    out_path: str | os.PathLike,
+    vif_variant: str,
+    device,
+    batch_size: int,
+    within: str,
+    extra: Sequence[str],
+    desc: str,
+    meta: Mapping,
+) -> Path:
+    """Corrupt, measure and stream ``rows`` to ``out_path`` (``extra``: int64 columns kept)."""
+    batches = _sample_rows(
+        corruption,
+        clean_set,
+        rows,
+        param_columns(corruption),
+        vif_variant,
+        device,
+        batch_size,
+        within,
+        extra=extra,
+        desc=desc,
+    )
+    schema = _schema(corruption, extra=[(c, pa.int64()) for c in extra])
+    meta = {"corruption": corruption.describe(), "vif_variant": vif_variant, "bins": BINS, **meta}
+    return _write_batches(out_path, schema, batches, meta)
+
+
+def read_shard(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """A shard (or ImageNet-C set) as a DataFrame; ``columns`` to skip the images."""
+    return io.read_parquet(path, columns=columns)
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+def bin_index(dv, bins: int = BINS) -> np.ndarray:
+    """Alg. 1's bin ``floor(dv · (bins − 1))`` as int64 (dv clipped to [0, 1])."""
+    dv = np.asarray(dv, dtype=np.float64)
+    if np.isnan(dv).any():
+        raise ValueError("dv contains NaN")
+    return np.floor(np.clip(dv, 0.0, 1.0) * (bins - 1)).astype(np.int64)
+
+
+def scaled_min_count(n: int, base: int = MIN_COUNT, base_n: int = REFERENCE_N) -> int:
+    """``base`` images per bin at ``base_n`` samples, scaled to ``n`` samples (at least 1).
+
+    Rounds as ``vcrbench.config.scaled_min_count`` does (Python's ``round``).
+    """
+    return max(1, round(base * n / base_n))
+
+
+def coverage(
+    dv,
+    bins: int = BINS,
+    min_count: int = MIN_COUNT,
+    denominator: int = DENOMINATOR,
+) -> dict:
+    """Coverage of Table 2: the fraction of bins holding at least ``min_count`` images.
+
+    Bins 0 .. denominator−1 are counted (with the paper's 40 bins and denominator 39, bin 39,
+    which holds only dv = 1, is left out, so every value is k/39). Returns ``coverage``,
+    ``covered_bins``, ``bins``, ``min_count``, ``denominator``, ``n_images`` and ``counts`` (all
+    ``bins`` counts).
+    """
+    if not 1 <= denominator <= bins:
+        raise ValueError(f"denominator must be in [1, bins={bins}], not {denominator}")
+    if min_count < 1:
+        raise ValueError(f"min_count must be at least 1, not {min_count}")
+    counts = np.bincount(bin_index(dv, bins), minlength=bins)
+    covered = int((counts[:denominator] >= min_count).sum())
+    return {
+        "coverage": covered / denominator,
+        "covered_bins": covered,
+        "bins": bins,
+        "min_count": int(min_count),
+        "denominator": denominator,
+        "n_images": int(np.asarray(dv).size),
+        "counts": counts,
+    }
+
+
+def _read_dv(paths: Sequence[str | os.PathLike]) -> np.ndarray:
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    parts = [io.read_parquet(p, columns=["dv"])["dv"].to_numpy() for p in paths]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def coverage_table(
+    vcr: Mapping[str, Sequence[str | os.PathLike]],
+    imagenet_c: Mapping[str, str | os.PathLike] | None = None,
+    bins: int = BINS,
+    min_count: int = MIN_COUNT,
+    reference_n: int = REFERENCE_N,
+    denominator: int = DENOMINATOR,
+) -> pd.DataFrame:
+    """Rows ``corruption, source, n_images, coverage, covered_bins, bins, min_count, denominator``.
+
+    ``vcr`` maps a corruption to its shard files, ``imagenet_c`` to its comparison set; each
+    set's minimum count is ``min_count`` scaled from ``reference_n`` to its own size.
+    """
+    rows = []
+    sources = [("vcr", vcr), ("imagenet-c", imagenet_c or {})]
+    for source, files in sources:
+        for name, paths in files.items():
+            dv = _read_dv(paths)
+            res = coverage(dv, bins, scaled_min_count(dv.size, min_count, reference_n), denominator)
+            rows.append(
+                {
+                    "corruption": name,
+                    "source": source,
+                    "n_images": res["n_images"],
+                    "coverage": res["coverage"],
+                    "covered_bins": res["covered_bins"],
+                    "bins": bins,
+                    "min_count": res["min_count"],
+                    "denominator": denominator,
+                }
+            )
+    columns = [
+        "corruption",
+        "source",
+        "n_images",
+        "coverage",
+        "covered_bins",
+        "bins",
+        "min_count",
+        "denominator",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def dv_histograms(
+    vcr: Mapping[str, Sequence[str | os.PathLike]],
+    imagenet_c: Mapping[str, str | os.PathLike] | None = None,
+    bins: int = BINS,
+) -> pd.DataFrame:
+    """Δv histogram per corruption and source (Fig. 4/11): one row per bin.
+
+    Columns ``corruption, source, bin, dv_low, dv_high, count, fraction``; bin j spans
+    [j/(bins−1), (j+1)/(bins−1)) as Alg. 1 bins it (the last bin holds dv = 1).
+    """
+    rows = []
+    for source, files in (("vcr", vcr), ("imagenet-c", imagenet_c or {})):
+        for name, paths in files.items():
+            dv = _read_dv(paths)
+            counts = np.bincount(bin_index(dv, bins), minlength=bins)
+            total = max(1, counts.sum())
+            for j, count in enumerate(counts):
+                rows.append(
+                    {
+                        "corruption": name,
+                        "source": source,
+                        "bin": j,
+                        "dv_low": j / (bins - 1),
+                        "dv_high": min(1.0, (j + 1) / (bins - 1)),
+                        "count": int(count),
+                        "fraction": count / total,
+                    }
+                )
+    columns = ["corruption", "source", "bin", "dv_low", "dv_high", "count", "fraction"]
+    return pd.DataFrame(rows, columns=columns)

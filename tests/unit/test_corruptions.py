@@ -359,13 +359,16 @@ def test_deterministic_imagenet_c_severities_match_imagecorruptions(name, image2
         ref = getattr(ic, name)(Image.fromarray(image224), severity)
         out = c.apply(image224, params, 0).astype(int)
         rounded = np.clip(np.rint(ref), 0, 255)
+        differ = (out != rounded).mean()
+        assert np.abs(out - rounded).max() <= 1
         if name == "brightness":
             # Closed-form HSV: equal up to float rounding, which decides exact .5 ties
             # (delta * 255 is a half-integer for 0.1, 0.3, 0.5).
-            assert np.abs(out - rounded).max() <= 1 and (out != rounded).mean() < 0.1
-            assert np.abs(out - rounded).mean() < 0.05
+            assert differ < 0.1 and np.abs(out - rounded).mean() < 0.05
+        elif name == "gaussian_blur":
+            assert differ < 1e-3  # float32 filtering: only exact ties can differ
         else:
-            np.testing.assert_array_equal(out, rounded)
+            assert differ == 0
         # imagecorruptions truncates to uint8 where we round: at most one grey level apart.
         assert np.abs(out - np.uint8(ref).astype(int)).max() <= 1
 

@@ -34,7 +34,6 @@ import numpy as np
 import skimage as sk
 from imagecorruptions.corruptions import disk
 from numba import njit
-from skimage.filters import gaussian
 
 from vcrbench.corruptions.registry import Param, register_corruption
 
@@ -93,6 +92,28 @@ def impulse_noise(
 # --------------------------------------------------------------------------- blur
 
 
+def gaussian_kernel(sigma: float, truncate: float = 4.0) -> np.ndarray:
+    """scipy.ndimage's Gaussian: radius int(truncate·σ + 0.5), normalised to sum 1."""
+    radius = int(truncate * sigma + 0.5)
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    kernel = np.exp(-0.5 * x * x / (sigma * sigma))
+    return kernel / kernel.sum()
+
+
+def gaussian_filter(x: np.ndarray, sigma: float) -> np.ndarray:
+    """scikit-image ``gaussian(x, sigma, channel_axis=-1)`` (mode 'nearest', truncate 4).
+
+    Computed as one separable OpenCV filter in float32, three to four times faster than scipy's
+    float64 for the large σ of the domains; the difference (< 1e-6) can only decide exact .5
+    ties when the result is rounded to uint8.
+    """
+    kernel = gaussian_kernel(sigma).astype(np.float32)
+    out = cv2.sepFilter2D(
+        np.asarray(x, dtype=np.float32), cv2.CV_32F, kernel, kernel, borderType=cv2.BORDER_REPLICATE
+    )
+    return out.astype(np.float64)
+
+
 @register_corruption(
     "gaussian_blur",
     source="imagenet-c",
@@ -103,11 +124,10 @@ def impulse_noise(
 def gaussian_blur(
     image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator
 ) -> np.ndarray:
-    """Gaussian blur (scikit-image ``gaussian``, 'nearest' border, truncated at 4σ)."""
+    """Gaussian blur (as scikit-image ``gaussian``: 'nearest' border, truncated at 4σ)."""
     if p["sigma"] == 0:
         return image
-    x = gaussian(image / 255.0, sigma=p["sigma"], channel_axis=-1)
-    return np.clip(x, 0, 1) * 255
+    return np.clip(gaussian_filter(image / 255.0, p["sigma"]), 0, 1) * 255
 
 
 @lru_cache(maxsize=256)
@@ -217,11 +237,11 @@ def glass_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generat
     sigma = p["sigma"]
     x = image / 255.0
     if sigma > 0:
-        x = gaussian(x, sigma=sigma, channel_axis=-1)
+        x = gaussian_filter(x, sigma)
     x = np.clip(np.rint(x * 255), 0, 255).astype(np.uint8)
     x = glass_moves(x, p["max_delta"], p["iterations"], rng)
     if sigma > 0:
-        return np.clip(gaussian(x / 255.0, sigma=sigma, channel_axis=-1), 0, 1) * 255
+        return np.clip(gaussian_filter(x / 255.0, sigma), 0, 1) * 255
     return x
 
 

@@ -62,15 +62,19 @@ def test_assign_none_and_unknown():
 def test_assign_across_classes_is_an_error():
     with pytest.raises(HumanReferenceError, match="not in the similarity class"):
         resolve_reference("frost", REFS, {"frost": "geirhos2018-noise"})
-    # ... unless the config puts them in one class
-    classes = similarity_classes({"frost": {"similarity_class": "noise"}})
-    assert resolve_reference("frost", REFS, {"frost": "geirhos2018-noise"}, classes) == (
+
+
+def test_user_corruption_declares_its_class():
+    user = {"domain": {"amount": [0.0, 1.0]}, "function": "numpy:clip"}
+    classes = similarity_classes({"speckle": {**user, "similarity_class": "noise"}})
+    assert resolve_reference("speckle", REFS, None, classes) == (
         "geirhos2018-noise",
         "similarity-class",
     )
-    # and a config can take a corruption out of its class
-    classes = similarity_classes({"shot_noise": {"similarity_class": None}})
-    assert resolve_reference("shot_noise", REFS, None, classes) == (None, None)
+    classes = similarity_classes({"speckle": user})
+    assert resolve_reference("speckle", REFS, None, classes) == (None, None)
+    with pytest.raises(HumanReferenceError, match="not in the similarity class"):
+        resolve_reference("speckle", REFS, {"speckle": "geirhos2018-noise"}, classes)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ _CSV_COLUMNS = (
     "condition",
     "imagename",
 )
+_FILE_OBSERVER_RE = re.compile(r"^.+-experiment_(.+)_session_\d+\.csv$")
 _SOURCE_IMAGE_RE = re.compile(r"(n\d{8}_\d+)\.[A-Za-z]+$")
 
 
@@ -178,8 +179,20 @@ def read_geirhos(
     exp = experiment(experiment_name)
     if dnn_aggregation not in ("mean", "sum"):
         raise HumanDataError(f"dnn_aggregation must be 'mean' or 'sum', not {dnn_aggregation!r}")
+    files = csv_files(experiment_name, observers, root)
+    present = sorted({m.group(1) for f in files if (m := _FILE_OBSERVER_RE.match(f.name))})
+    if observers == "dnns":
+        present = [p for p in present if p in DNN_OBSERVERS]
+    if subjects is not None:
+        # File names carry the observer ({experiment}_{observer}_session_N.csv): skip the others
+        # unread. Files named otherwise are read and filtered by their `subj` column below.
+        files = [
+            f
+            for f in files
+            if not _FILE_OBSERVER_RE.match(f.name) or any(f"_{s}_" in f.name for s in subjects)
+        ]
     frames = []
-    for path in csv_files(experiment_name, observers, root):
+    for path in files:
         df = _read_csv(path)
         if observers == "dnns":
             df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
@@ -209,17 +222,17 @@ def read_geirhos(
             }
         )
         frames.append(validate_trials(raw, str(path), csv=True))
-    if not frames:
+    if not frames and subjects is None:
         raise HumanDataError(
             f"no {observers} trials found for Geirhos experiment {experiment_name!r}"
         )
-    trials = pd.concat(frames, ignore_index=True)
+    trials = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"participant": []})
     if subjects is not None:
         unknown = sorted(set(subjects) - set(trials["participant"]))
         if unknown:
             raise HumanDataError(
                 f"observer(s) {unknown} not in Geirhos {experiment_name} {observers}; "
-                f"present: {sorted(trials['participant'].unique())}"
+                f"present: {sorted(set(present) | set(trials['participant']))}"
             )
         trials = trials[trials["participant"].isin(subjects)].reset_index(drop=True)
     return trials

@@ -80,7 +80,9 @@ def manipulate(
     else:
         from vcrbench.corruptions import get_corruption
 
-        out = get_corruption(corruption).apply(image, params, seed)
+        # Fixed experimental conditions may lie outside the domain VCR-Bench samples from; they
+        # only need to be where the function is defined.
+        out = get_corruption(corruption).apply(image, params, seed, within="limits")
     if jpeg_quality is not None:
         out = jpeg_roundtrip(out, jpeg_quality)
     return out
@@ -158,18 +160,17 @@ def condition_dv(
     pcols = param_columns(conds)
     ids = select_images(clean_set.image_ids, n_images, seed)
     rows = []
-    jobs = [
-        (c, image_id, d)
-        for c in conds.itertuples(index=False)
-        for image_id in ids
-        for d in range(draws)
-    ]
-    with tqdm(total=len(jobs), desc="human conditions: Δv", unit="img", mininterval=2.0) as bar:
+    records = conds.to_dict("records")
+    with tqdm(
+        total=len(records) * len(ids) * draws,
+        desc="human conditions: Δv",
+        unit="img",
+        mininterval=2.0,
+    ) as bar:
         for start in range(0, len(ids), batch_size):
             batch_ids = ids[start : start + batch_size]
             clean = clean_set.images(batch_ids)
-            for cond in conds.itertuples(index=False):
-                rec = cond._asdict()
+            for rec in records:
                 params = {c[len("param.") :]: float(rec[c]) for c in pcols if pd.notna(rec[c])}
                 zero = {k: 0.0 for k in params}
                 for d in range(draws):

@@ -34,7 +34,6 @@ and image.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Sequence
@@ -74,21 +73,14 @@ class HumanDataError(ValueError):
 def classes16() -> list[str]:
     """The 16 entry-level class names in label-index order.
 
-    Taken from :mod:`vcrbench.labels` (the 16-class label space the models are mapped to) when it
-    provides them, so humans and models share one class order; otherwise the alphabetical list.
+    Taken from :mod:`vcrbench.labels` (the 16-class label space the models are mapped to), so
+    humans and models share one class order; the alphabetical list if that module is absent.
     """
     try:
-        from vcrbench import labels
+        from vcrbench.labels import GEIRHOS16_CLASSES
     except ImportError:
         return list(_CLASSES16_FALLBACK)
-    for attr in ("CLASSES16", "IMAGENET16_CLASSES", "classes16"):
-        value = getattr(labels, attr, None)
-        if value is not None:
-            names = list(value() if callable(value) else value)
-            if sorted(names) != sorted(_CLASSES16_FALLBACK):
-                raise RuntimeError(f"vcrbench.labels.{attr} is not the 16 Geirhos classes: {names}")
-            return names
-    return list(_CLASSES16_FALLBACK)
+    return list(GEIRHOS16_CLASSES)
 
 
 # --------------------------------------------------------------------------- cell parsing
@@ -105,6 +97,17 @@ class _Where:
         return f"{self.source}, row {row + 1}{line}, column {column!r}"
 
 
+def _text(values: pd.Series) -> pd.Series:
+    """Cells as stripped strings; None/NaN become ""."""
+    s = pd.Series(values).reset_index(drop=True).astype(object)
+    return s.where(s.notna(), "").astype(str).str.strip()
+
+
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
 def _class_codes(
     values: pd.Series,
     column: str,
@@ -114,73 +117,57 @@ def _class_codes(
     no_answer_ok: bool,
 ) -> np.ndarray:
     """Parse class names / indices to int codes; ``empty`` is the code of an empty cell."""
-    index = {name.lower(): i for i, name in enumerate(classes)}
     n = len(classes)
-    out = np.empty(len(values), dtype=np.int64)
-    for i, raw in enumerate(values.tolist()):
-        if raw is None or (isinstance(raw, float) and math.isnan(raw)):
-            text = ""
-        else:
-            text = str(raw).strip()
-        low = text.lower()
-        if text == "" and empty is not None:
-            out[i] = empty
-            continue
-        if low in _NO_ANSWER_TOKENS:
-            if not no_answer_ok:
-                raise HumanDataError(f"{where(i, column)}: missing class (got {text!r})")
-            out[i] = NO_ANSWER
-            continue
-        if low in index:
-            out[i] = index[low]
-            continue
-        try:
-            number = float(text)
-        except ValueError:
-            number = None
-        if number is not None and number.is_integer() and 0 <= number < n:
-            out[i] = int(number)
-            continue
-        if number is not None and empty is not None and number == empty:
-            out[i] = empty  # the code itself, as written by VCR-Bench (NOT_RECORDED)
-            continue
+    text = _text(values)
+    low = text.str.lower()
+    codes = low.map({name.lower(): i for i, name in enumerate(classes)})
+    number = pd.to_numeric(text, errors="coerce").to_numpy(np.float64)
+    is_index = np.isfinite(number) & (number == np.round(number)) & (number >= 0) & (number < n)
+    codes = codes.where(codes.notna(), pd.Series(np.where(is_index, number, np.nan)))
+    if empty is not None:
+        # an empty cell, or the code itself as VCR-Bench writes it (NOT_RECORDED)
+        codes = codes.where(~((text == "").to_numpy() | (number == empty)), empty)
+    no_answer = low.isin(_NO_ANSWER_TOKENS).to_numpy() & codes.isna().to_numpy()
+    if no_answer.any() and not no_answer_ok:
+        i = _first(no_answer)
+        raise HumanDataError(f"{where(i, column)}: missing class (got {text[i]!r})")
+    codes = codes.where(~no_answer, NO_ANSWER)
+    i = _first(codes.isna().to_numpy())
+    if i is not None:
         raise HumanDataError(
-            f"{where(i, column)}: {text!r} is neither one of the {n} classes "
+            f"{where(i, column)}: {text[i]!r} is neither one of the {n} classes "
             f"({', '.join(classes)}) nor a class index 0-{n - 1}"
         )
-    return out
+    return codes.to_numpy(np.float64).astype(np.int64)
 
 
 def _strings(values: pd.Series, column: str, where: _Where, allow_empty: bool) -> np.ndarray:
-    out = []
-    for i, raw in enumerate(values.tolist()):
-        missing = raw is None or (isinstance(raw, float) and math.isnan(raw))
-        text = "" if missing else str(raw).strip()
-        if not text and not allow_empty:
+    text = _text(values)
+    if not allow_empty:
+        i = _first((text == "").to_numpy())
+        if i is not None:
             raise HumanDataError(f"{where(i, column)}: empty value")
-        out.append(text)
-    return np.array(out, dtype=object)
+    return text.to_numpy(dtype=object)
 
 
 def _floats(
     values: pd.Series, column: str, where: _Where, lo: float | None = None, hi: float | None = None
 ) -> np.ndarray:
-    out = np.empty(len(values), dtype=np.float64)
-    for i, raw in enumerate(values.tolist()):
-        if raw is None or (
-            isinstance(raw, str) and raw.strip().lower() in _NO_ANSWER_TOKENS - {"-1"}
-        ):
-            out[i] = np.nan
-            continue
-        try:
-            x = float(raw)
-        except (TypeError, ValueError):
-            raise HumanDataError(f"{where(i, column)}: {raw!r} is not a number") from None
-        if math.isinf(x) or (
-            not math.isnan(x) and ((lo is not None and x < lo) or (hi is not None and x > hi))
-        ):
-            raise HumanDataError(f"{where(i, column)}: {x} is outside [{lo}, {hi}]")
-        out[i] = x
+    text = _text(values)
+    missing = text.str.lower().isin(_NO_ANSWER_TOKENS - {"-1"}).to_numpy()
+    out = pd.to_numeric(text.where(~missing, "nan"), errors="coerce").to_numpy(np.float64)
+    i = _first(np.isnan(out) & ~missing)
+    if i is not None:
+        raise HumanDataError(f"{where(i, column)}: {text[i]!r} is not a number")
+    with np.errstate(invalid="ignore"):
+        outside = np.isinf(out)
+        if lo is not None:
+            outside |= out < lo
+        if hi is not None:
+            outside |= out > hi
+    i = _first(outside)
+    if i is not None:
+        raise HumanDataError(f"{where(i, column)}: {out[i]} is outside [{lo}, {hi}]")
     return out
 
 
@@ -189,7 +176,7 @@ def _ints(values: pd.Series, column: str, where: _Where) -> np.ndarray:
     bad = np.flatnonzero(np.isnan(floats) | (floats != np.round(floats)))
     if bad.size:
         raise HumanDataError(
-            f"{where(int(bad[0]), column)}: {values.iloc[bad[0]]!r} is not an integer"
+            f"{where(int(bad[0]), column)}: {_text(values)[int(bad[0])]!r} is not an integer"
         )
     return floats.astype(np.int64)
 

@@ -7,10 +7,11 @@ data of one member may serve the whole class:
 - noise: shot_noise, impulse_noise, gaussian_noise, uniform_noise
 - blur: blur, median_blur, gaussian_blur, glass_blur, defocus_blur
 
-VCR-Bench adds ``geirhos_lowpass`` (Geirhos et al.'s greyscale Gaussian low-pass) to the blur
-class: it is Gaussian blur on the greyscale image, which the paper did not test as such (stated in
-every report through ``how = "similarity-class"``). A corruption's class can be set or changed in
-the config (``corruptions.<name>.similarity_class``).
+The classes come from the corruptions registry (``Corruption.similarity_class``); a user
+corruption declares its own (``corruptions.<name>.similarity_class``). VCR-Bench puts
+``geirhos_lowpass`` (Geirhos et al.'s greyscale Gaussian low-pass) in the blur class: it is
+Gaussian blur on the greyscale image, which the paper did not test as such (reports say so through
+``how = "similarity-class"``).
 
 Config (``humans`` block)::
 
@@ -34,18 +35,8 @@ from collections.abc import Mapping
 
 from vcrbench.humans.geirhos import EXPERIMENTS
 
-#: The paper's similarity classes (Section 5), plus geirhos_lowpass in the blur class.
-SIMILARITY_CLASSES: dict[str, tuple[str, ...]] = {
-    "noise": ("shot_noise", "impulse_noise", "gaussian_noise", "uniform_noise"),
-    "blur": (
-        "blur",
-        "median_blur",
-        "gaussian_blur",
-        "glass_blur",
-        "defocus_blur",
-        "geirhos_lowpass",
-    ),
-}
+#: geirhos_lowpass is not a registry corruption; it is Gaussian blur on the greyscale image.
+LOCAL_CLASSES: dict[str, str | None] = {"geirhos_lowpass": "blur"}
 REFERENCE_KINDS = ("geirhos2018", "trials")
 HOW = ("own", "similarity-class")
 
@@ -55,17 +46,19 @@ class HumanReferenceError(ValueError):
 
 
 def similarity_classes(corruptions_config: Mapping | None = None) -> dict[str, str | None]:
-    """Map corruption -> similarity class name: the defaults, overridden by the config.
+    """Map corruption -> similarity class, as the corruptions registry declares it.
 
-    ``corruptions_config`` is the config's ``corruptions`` block; an entry's
-    ``similarity_class`` (a class name, or null for "dissimilar to all") replaces the default.
+    Built-in corruptions carry the paper's classes; a user corruption (an entry of the config's
+    ``corruptions`` block with ``function``) may declare ``similarity_class``.
+    ``geirhos_lowpass`` is in the blur class.
     """
-    out: dict[str, str | None] = {
-        c: cls for cls, members in SIMILARITY_CLASSES.items() for c in members
-    }
+    from vcrbench.corruptions import get_corruption, list_corruptions
+
+    out = dict(LOCAL_CLASSES)
+    for name in list_corruptions():
+        out[name] = get_corruption(name).similarity_class
     for name, opts in (corruptions_config or {}).items():
-        if opts and "similarity_class" in opts:
-            out[name] = opts["similarity_class"]
+        out[name] = get_corruption(name, opts or {}).similarity_class
     return out
 
 
@@ -155,8 +148,7 @@ def resolve_reference(
             return name, "similarity-class"
         raise HumanReferenceError(
             f"config key '{key}': reference {name!r} holds trials of {ref_corr[name]!r}, which is "
-            f"not in the similarity class of {corruption!r} ({own_class or 'none'}); set "
-            f"corruptions.<name>.similarity_class if they are similar for humans"
+            f"not in the similarity class of {corruption!r} ({own_class or 'none'})"
         )
 
     own = sorted(n for n, c in ref_corr.items() if c == corruption)

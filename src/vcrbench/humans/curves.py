@@ -1,0 +1,295 @@
+"""Human curves s_h through the models' estimator, and their files.
+
+:func:`human_estimates` fits one curve per property with :func:`vcrbench.estimation.estimate`,
+the estimator of every model curve; :func:`write_estimates` / :func:`read_estimates` store them as
+``{bins,curves,summary,replicates}.parquet`` (the workflow: ``results/humans/{reference}/``).
+
+Uncertainty. Trials placed by condition get their Δv from :func:`~vcrbench.humans.mapping.assign_dv`;
+each bootstrap replicate b redraws those Δv values (after resampling the clean-set images of each
+condition) *and* resamples participants, refitting with the penalty chosen on the point estimate
+(:func:`vcrbench.estimation.bootstrap` with one replicate). So the band carries both the
+between-participant variability and the uncertainty of where a condition lies on the Δv axis.
+Replicate b of every observer of one experiment uses the same image resample, so that a paired
+comparison (:func:`vcrbench.metrics.compare`) compares curves on the same Δv axis.
+
+Anchor s(0). ``accuracy``: the trials' clean-image accuracy where clean answers were recorded;
+else (Geirhos) the accuracy in the *zero condition* (w = 0 or σ = 0: the least-manipulated
+stimulus of the experiment), resampled with the participants; or a number from the config.
+``consistency``: 1 (as for a deterministic model; an unchanged image is the same decision), and
+only trials with a recorded clean answer enter it; Geirhos' trials have none, so references built
+from them have an accuracy curve only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from vcrbench import io, seeding
+from vcrbench.humans import mapping, schema
+from vcrbench.humans.schema import HumanDataError
+
+PROPERTIES = ("accuracy", "consistency")
+ESTIMATE_TABLES = ("bins", "curves", "summary", "replicates")
+
+
+# --------------------------------------------------------------------------- anchors
+
+
+def zero_condition(trials: pd.DataFrame) -> str:
+    """The condition whose parameters are smallest (all ``param.*`` = 0 in Geirhos' data)."""
+    placed = trials[np.isnan(trials["dv"].to_numpy())]
+    pcols = mapping.param_columns(placed)
+    if placed.empty or not pcols:
+        raise HumanDataError("no trials with a condition and param.* columns: no zero condition")
+    conds = placed[["condition", *pcols]].drop_duplicates("condition")
+    order = np.lexsort([conds[c].to_numpy() for c in reversed(pcols)])
+    return str(conds.iloc[order[0]]["condition"])
+
+
+def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
+    """``(anchor0, anchor_groups, description)`` for :func:`vcrbench.estimation.estimate`.
+
+    ``anchor``: a number in [0, 1]; ``"clean"`` (accuracy on the clean image, needs recorded
+    clean answers); ``"zero-condition"``; ``"auto"``: clean if recorded for every trial, else
+    zero-condition.
+    """
+    if not isinstance(anchor, str):
+        value = float(anchor)
+        if not 0.0 <= value <= 1.0:
+            raise HumanDataError(f"accuracy anchor must lie in [0, 1], got {value}")
+        return value, None, f"fixed {value:g}"
+    has_clean = trials["clean_response"].to_numpy() != schema.NOT_RECORDED
+    if anchor == "auto":
+        anchor = "clean" if has_clean.all() else "zero-condition"
+    if anchor == "clean":
+        if not has_clean.any():
+            raise HumanDataError(
+                "accuracy anchor 'clean' needs trials with a recorded clean_response"
+            )
+        sub = trials[has_clean]
+        clean = sub["clean_response"].to_numpy()
+        outcomes = (clean == sub["label"].to_numpy()) & (clean != schema.NO_ANSWER)
+        # one clean answer per participant and image (a trial table repeats it per condition)
+        frame = pd.DataFrame(
+            {"p": sub["participant"].to_numpy(), "i": sub["image_id"].to_numpy(), "y": outcomes}
+        ).drop_duplicates(["p", "i"])
+        return frame["y"].to_numpy(np.float64), frame["p"].to_numpy(), "clean-image accuracy"
+    if anchor == "zero-condition":
+        cond = zero_condition(trials)
+        sub = trials[trials["condition"] == cond]
+        return (
+            schema.correct(sub).astype(np.float64),
+            sub["participant"].to_numpy(),
+            f"accuracy in the zero condition {cond!r}",
+        )
+    raise HumanDataError(
+        f"accuracy anchor must be a number, 'auto', 'clean' or 'zero-condition', not {anchor!r}"
+    )
+
+
+# --------------------------------------------------------------------------- estimation
+
+
+def _estimate_one(
+    trials: pd.DataFrame,
+    outcomes: np.ndarray,
+    anchor0,
+    anchor_groups,
+    conditions: pd.DataFrame | None,
+    *,
+    seed: int,
+    placement_seed: int,
+    placement: str,
+    groups: str | None,
+    settings: Mapping,
+    desc: str,
+):
+    from vcrbench import estimation
+
+    n_boot = int(settings.get("n_boot", estimation.DEFAULT_N_BOOT))
+    common = {
+        "bins": int(settings.get("bins", estimation.N_BINS)),
+        "min_count": int(settings.get("min_count", estimation.DEFAULT_MIN_COUNT)),
+        "grid_size": int(settings.get("grid_size", estimation.GRID_SIZE)),
+        "anchor1": settings.get("anchor1"),
+    }
+    group_labels = trials[groups].to_numpy() if groups else None
+    anchor_groups = anchor_groups if groups else None
+    needs_placement = np.isnan(trials["dv"].to_numpy()).any()
+    if needs_placement and conditions is None:
+        raise HumanDataError("trials without a Δv need the conditions table (condition_dv)")
+
+    def dv_of(replicate: int) -> np.ndarray:
+        if not needs_placement:
+            return trials["dv"].to_numpy(np.float64)
+        return mapping.assign_dv(trials, conditions, placement_seed, replicate, placement)
+
+    kwargs = {
+        **common,
+        "level": float(settings.get("level", estimation.DEFAULT_LEVEL)),
+        "weighting": settings.get("weighting"),
+        "lam": settings.get("lam"),
+        "n_folds": int(settings.get("n_folds", estimation.DEFAULT_N_FOLDS)),
+    }
+    if not needs_placement or placement == "median":
+        # Δv does not change between replicates: the estimator's own bootstrap is the whole story.
+        return estimation.estimate(
+            dv_of(0), outcomes, anchor0, n_boot=n_boot, seed=seed, groups=group_labels,
+            anchor_groups=anchor_groups, **kwargs,
+        )  # fmt: skip
+    point = estimation.estimate(
+        dv_of(0), outcomes, anchor0, n_boot=0, seed=seed, groups=group_labels,
+        anchor_groups=anchor_groups, **kwargs,
+    )  # fmt: skip
+    reps = np.empty((n_boot, len(point.grid)), dtype=np.float32)
+    for b in tqdm(range(n_boot), desc=f"{desc}: bootstrap", unit="rep", mininterval=2.0):
+        reps[b] = estimation.bootstrap(
+            dv_of(b + 1), outcomes, anchor0, lam=point.lam, n_boot=1,
+            seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=group_labels,
+            anchor_groups=anchor_groups, **common,
+        )[0]  # fmt: skip
+    lo, hi = estimation.percentile_interval(reps, point.level)
+    areas = np.atleast_1d(estimation.area(reps.astype(np.float64), kwargs["weighting"], point.grid))
+    a_lo, a_hi = estimation.percentile_interval(areas, point.level)
+    return dataclasses.replace(
+        point,
+        replicates=reps,
+        lo=np.asarray(lo, np.float64),
+        hi=np.asarray(hi, np.float64),
+        area_lo=float(a_lo),
+        area_hi=float(a_hi),
+    )
+
+
+def human_estimates(
+    trials: pd.DataFrame,
+    conditions: pd.DataFrame | None,
+    settings: Mapping | None = None,
+    seed: int = 0,
+    *,
+    anchor: float | str = "auto",
+    placement: str = "draw",
+    groups: str | None = "participant",
+    properties: tuple[str, ...] = PROPERTIES,
+    name: str = "humans",
+) -> dict:
+    """Human curves s_h (accuracy, and consistency where clean answers exist) of one reference.
+
+    Parameters
+    ----------
+    trials : DataFrame
+        Canonical trials (:mod:`~vcrbench.humans.schema`).
+    conditions : DataFrame or None
+        :func:`~vcrbench.humans.mapping.condition_dv` output; needed if any trial lacks a Δv.
+    settings : mapping
+        The config's ``estimation`` block: ``bins, min_count, n_boot, level, weighting, lam,
+        n_folds, grid_size, anchor1`` (missing keys: the estimator's defaults).
+    seed : int
+        Root seed: the placement draws use ``seed`` (shared by every observer of a reference, so
+        that replicates pair), the estimator ``derive_seed(seed, "humans", name, property)``.
+    anchor : number or str
+        Accuracy anchor (:func:`accuracy_anchor`).
+    placement : {'draw', 'median'}
+        How trials of a condition get their Δv (:func:`~vcrbench.humans.mapping.assign_dv`).
+    groups : str or None
+        Column whose values the bootstrap resamples as clusters (``participant``); None resamples
+        trials (e.g. for one deterministic network).
+    properties : tuple
+        Which of ``accuracy``, ``consistency`` to estimate (consistency is skipped, not an
+        error, when no trial has a clean answer).
+    name : str
+        Label used in seeds and progress bars (the reference name).
+
+    Returns
+    -------
+    dict
+        ``{property: vcrbench.estimation.Estimate}``, plus ``"anchor"`` (how s_a(0) was set).
+    """
+    settings = dict(settings or {})
+    unknown = sorted(set(properties) - set(PROPERTIES))
+    if unknown:
+        raise ValueError(f"unknown properties {unknown}; known: {PROPERTIES}")
+    out: dict = {}
+    common = {
+        "conditions": conditions,
+        "placement_seed": seed,
+        "placement": placement,
+        "groups": groups,
+        "settings": settings,
+    }
+    if "accuracy" in properties:
+        a0, a_groups, how = accuracy_anchor(trials, anchor)
+        out["accuracy"] = _estimate_one(
+            trials, schema.correct(trials).astype(np.float64), a0, a_groups,
+            seed=seeding.derive_seed(seed, "humans", name, "accuracy"), desc=f"{name} accuracy",
+            **common,
+        )  # fmt: skip
+        out["anchor"] = how
+    if "consistency" in properties:
+        cons, has = schema.consistent(trials)
+        if has.any():
+            sub = trials[has].reset_index(drop=True)
+            out["consistency"] = _estimate_one(
+                sub, cons[has].astype(np.float64), 1.0, None,
+                seed=seeding.derive_seed(seed, "humans", name, "consistency"),
+                desc=f"{name} consistency", **common,
+            )  # fmt: skip
+    return out
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_estimates(
+    estimates: Mapping, out_dir: str | os.PathLike, metadata: Mapping | None = None
+) -> dict[str, Path]:
+    """Write ``{property: Estimate}`` as ``bins/curves/summary/replicates.parquet`` in ``out_dir``.
+
+    Each table gets a leading ``property`` column; ``summary`` also says how the anchor was set.
+    Returns the paths written.
+    """
+    frames: dict[str, list[pd.DataFrame]] = {t: [] for t in ESTIMATE_TABLES}
+    for prop in PROPERTIES:
+        if prop not in estimates:
+            continue
+        tables = estimates[prop].to_frames()
+        tables["curves"] = tables.pop("curve")
+        if prop == "accuracy" and "anchor" in estimates:
+            tables["summary"] = tables["summary"].assign(anchor=estimates["anchor"])
+        elif "summary" in tables:
+            tables["summary"] = tables["summary"].assign(anchor="1 (unchanged image)")
+        for t in ESTIMATE_TABLES:
+            frames[t].append(tables[t].assign(property=prop)[["property", *tables[t].columns]])
+    if not frames["summary"]:
+        raise ValueError("no estimates to write")
+    out_dir = Path(out_dir)
+    paths = {}
+    for t in ESTIMATE_TABLES:
+        paths[t] = io.write_parquet(
+            pd.concat(frames[t], ignore_index=True), out_dir / f"{t}.parquet", metadata=metadata
+        )
+    return paths
+
+
+def read_estimates(out_dir: str | os.PathLike) -> dict:
+    """Inverse of :func:`write_estimates`: ``{property: Estimate}`` (+ ``"anchor"``)."""
+    from vcrbench.estimation import Estimate
+
+    out_dir = Path(out_dir)
+    tables = {t: io.read_parquet(out_dir / f"{t}.parquet") for t in ESTIMATE_TABLES}
+    out: dict = {}
+    for prop in tables["summary"]["property"].unique():
+        rows = {t: df[df["property"] == prop].drop(columns="property") for t, df in tables.items()}
+        out[prop] = Estimate.from_frames(
+            rows["bins"], rows["curves"], rows["summary"], rows["replicates"]
+        )
+        if prop == "accuracy" and "anchor" in rows["summary"]:
+            out["anchor"] = str(rows["summary"]["anchor"].iloc[0])
+    return out

@@ -1,0 +1,129 @@
+"""HMRI/MRSI of Geirhos et al.'s networks (ResNet-152, VGG-19, GoogLeNet) against their humans.
+
+Both sets of trials come from the same experiments (uniform noise, low-pass) at the same fixed
+conditions, so both are placed on the Δv axis through the same per-condition Δv distribution
+(:mod:`~vcrbench.humans.mapping`) and fitted by the same estimator; the human curve is
+bootstrapped over participants, each network's over trials, and replicate b of both shares the
+same resample of the Δv distribution, so :func:`vcrbench.metrics.compare` pairs like with like.
+A result that needs no GPU: the networks' answers ship with the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from vcrbench.humans import geirhos, mapping
+from vcrbench.humans.curves import human_estimates
+
+TABLE_COLUMNS = (
+    "experiment", "corruption", "network", "A_h", "A_h_lo", "A_h_hi", "R", "R_lo", "R_hi",
+    "HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi", "scenario", "scenario_support",
+    "n_boot", "level",
+)  # fmt: skip
+
+
+def geirhos_condition_dv(
+    clean_set, experiments: Sequence[str] = tuple(geirhos.EXPERIMENTS), **options
+) -> dict[str, pd.DataFrame]:
+    """:func:`~vcrbench.humans.mapping.condition_dv` of each Geirhos experiment's conditions.
+
+    ``options`` go to ``condition_dv`` (``vif_variant``, ``seed``, ``reference``, ``n_images``,
+    ``draws``, ``lowpass_sigma_scale``, ``jpeg_quality``). ``draws`` and ``jpeg_quality`` apply
+    to the noise experiment only: the low-pass filter is deterministic and its stimuli were PNG.
+    """
+    out = {}
+    for experiment in experiments:
+        conds = mapping.conditions_of(geirhos.read_geirhos(experiment, "humans"))
+        opts = dict(options)
+        if experiment != "noise":
+            opts["draws"] = 1
+            opts["jpeg_quality"] = None
+        out[experiment] = mapping.condition_dv(conds, clean_set, **opts)
+    return out
+
+
+def dnn_vs_humans(
+    conditions: Mapping[str, pd.DataFrame],
+    settings: Mapping | None = None,
+    seed: int = 0,
+    *,
+    networks: Sequence[str] = geirhos.DNN_OBSERVERS,
+    anchor: float | str = "zero-condition",
+    placement: str = "draw",
+    dnn_aggregation: str = "mean",
+    humans: Mapping | None = None,
+) -> pd.DataFrame:
+    """The table of HMRI/MRSI (with bootstrap intervals) of each network against the humans.
+
+    Parameters
+    ----------
+    conditions : mapping
+        Experiment name (``noise``, ``lowpass``) -> its
+        :func:`~vcrbench.humans.mapping.condition_dv` table.
+    settings : mapping
+        The config's ``estimation`` block (see :func:`~vcrbench.humans.curves.human_estimates`).
+    seed : int
+        Root seed (placement draws are shared by humans and networks of one experiment).
+    networks : sequence
+        Which of :data:`~vcrbench.humans.geirhos.DNN_OBSERVERS`.
+    anchor, placement
+        As for :func:`~vcrbench.humans.curves.human_estimates`, for humans and networks alike.
+    dnn_aggregation : {'mean', 'sum'}
+        The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.read_geirhos`).
+    humans : mapping, optional
+        Experiment -> the human accuracy :class:`~vcrbench.estimation.Estimate` already fitted
+        (the workflow's reference curve, made with the same ``seed``, settings, anchor and
+        placement); estimated here where missing.
+
+    Returns
+    -------
+    DataFrame
+        :data:`TABLE_COLUMNS`, one row per experiment x network; ``R`` is the network's R̂_a.
+    """
+    from vcrbench.metrics import compare
+
+    settings = dict(settings or {})
+    level = float(settings.get("level", 0.95))
+    rows = []
+    for experiment, cdv in conditions.items():
+        exp = geirhos.experiment(experiment)
+        est_h = (humans or {}).get(experiment)
+        if est_h is None:
+            est_h = human_estimates(
+                geirhos.read_geirhos(experiment, "humans"), cdv, settings, seed, anchor=anchor,
+                placement=placement, properties=("accuracy",), name=f"geirhos-{experiment}-humans",
+            )["accuracy"]  # fmt: skip
+        all_nets = geirhos.read_geirhos(
+            experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
+        )
+        for net in networks:
+            trials = all_nets[all_nets["participant"] == net].reset_index(drop=True)
+            est_m = human_estimates(
+                trials, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
+                properties=("accuracy",), name=f"geirhos-{experiment}-{net}",
+            )["accuracy"]  # fmt: skip
+            res = compare(est_h, est_m, level=level, weighting=settings.get("weighting"))
+            rows.append(
+                {"experiment": experiment, "corruption": exp.corruption, "network": net, **res}
+            )
+    return pd.DataFrame(rows)[list(TABLE_COLUMNS)]
+
+
+def format_table(table: pd.DataFrame, digits: int = 3) -> str:
+    """Markdown table: value [lo, hi] for A_h, R̂_a, HMRI and MRSI."""
+
+    def cell(row, name):
+        return f"{row[name]:.{digits}f} [{row[name + '_lo']:.{digits}f}, {row[name + '_hi']:.{digits}f}]"
+
+    lines = [
+        "| experiment | network | A_h | R̂_a (network) | HMRI_a | MRSI_a | scenario (support) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for _, r in table.iterrows():
+        lines.append(
+            f"| {r['experiment']} | {r['network']} | {cell(r, 'A_h')} | {cell(r, 'R')} | "
+            f"{cell(r, 'HMRI')} | {cell(r, 'MRSI')} | {r['scenario']} ({r['scenario_support']:.2f}) |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,275 @@
+"""Workflow entry points for human references: plain arguments in, files out.
+
+One call per rule (``rules/humans.smk`` and its thin scripts):
+
+=========================== ============================================ ===================================
+function                    reads                                        writes
+=========================== ============================================ ===================================
+:func:`ingest_reference`    the reference's data (config entry)          ``results/humans/{ref}/trials.parquet``
+:func:`map_conditions`      trials, the clean set                        ``results/humans/{ref}/conditions.parquet``
+:func:`estimate_reference`  trials, conditions                           ``results/humans/{ref}/{bins,curves,summary,replicates}.parquet``
+:func:`geirhos_dnn_table`   conditions + curves of the Geirhos refs      ``results/tables/geirhos_dnn_vs_humans.csv``
+:func:`reference_for`       the config                                   (which curves a model is compared to)
+=========================== ============================================ ===================================
+
+Seeds: every random draw derives from the config's root seed; the placement of trials on the Δv
+axis uses ``derive_seed(seed, "humans", reference)`` for a reference's humans and, in the DNN
+table, for that experiment's networks, so that their bootstrap replicates pair.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from vcrbench import io, seeding
+from vcrbench.humans import curves, geirhos, mapping, schema
+from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.transfer import reference_corruption, resolve_all, resolve_reference
+
+#: Defaults of the config's ``humans`` block (see docs/humans.md for the reasons).
+DEFAULTS = {
+    "references": {
+        "geirhos2018-noise": {"kind": "geirhos2018", "experiment": "noise"},
+        "geirhos2018-lowpass": {"kind": "geirhos2018", "experiment": "lowpass"},
+    },
+    "assign": {},
+    "mapping": {
+        "reference": "original",
+        "n_images": 500,
+        "draws": 4,
+        "lowpass_sigma_scale": 1.0,
+        "jpeg_quality": None,
+    },
+    "placement": "draw",
+    "anchor": "auto",
+    "dnn_table": True,
+}
+
+
+MAPPING_KEYS = tuple(DEFAULTS["mapping"])
+
+
+def mapping_options(humans_cfg: Mapping | None, reference_name: str) -> dict:
+    """The Δv-mapping settings of one reference: ``humans.mapping`` (defaults filled), overridden
+    by the reference's own ``mapping`` entry (e.g. ``jpeg_quality: 75`` for the JPEG noise
+    stimuli)."""
+    humans_cfg = humans_cfg or {}
+    opts = {**DEFAULTS["mapping"], **(humans_cfg.get("mapping") or {})}
+    refs = humans_cfg.get("references", DEFAULTS["references"])
+    if reference_name not in refs:
+        raise HumanDataError(f"config key 'humans.references': no reference {reference_name!r}")
+    opts.update(refs[reference_name].get("mapping") or {})
+    unknown = sorted(set(opts) - set(MAPPING_KEYS))
+    if unknown:
+        raise HumanDataError(
+            f"config key 'humans.references.{reference_name}.mapping': unknown key(s) {unknown}; "
+            f"known: {list(MAPPING_KEYS)}"
+        )
+    return opts
+
+
+def reference_seed(seed: int, reference: str) -> int:
+    """The placement/estimation seed of one reference."""
+    return seeding.derive_seed(seed, "humans", reference)
+
+
+def ingest_reference(
+    name: str, ref_cfg: Mapping, out_path: str | os.PathLike | None = None
+) -> pd.DataFrame:
+    """Trials of one configured human reference (``humans.references.<name>``).
+
+    ``kind: geirhos2018`` (``experiment: noise|lowpass``, optional ``root``) reads the shipped
+    Geirhos humans; ``kind: trials`` (``path``, ``corruption``) reads a user's file
+    (:func:`~vcrbench.humans.schema.read_trials`), whose trials must all be of the configured
+    corruption. Written to ``out_path`` (Parquet) if given, with the entry as metadata.
+    """
+    corruption = reference_corruption(name, ref_cfg)
+    if ref_cfg["kind"] == "geirhos2018":
+        trials = geirhos.read_geirhos(ref_cfg["experiment"], "humans", ref_cfg.get("root"))
+    else:
+        trials = schema.read_trials(ref_cfg["path"])
+        other = sorted(set(trials["corruption"]) - {corruption})
+        if other:
+            raise HumanDataError(
+                f"{ref_cfg['path']}: trials of {other} in human reference {name!r}, whose config "
+                f"(humans.references.{name}.corruption) says {corruption!r}; "
+                "split the file per corruption"
+            )
+    if out_path is not None:
+        io.write_parquet(trials, out_path, metadata={"reference": name, "config": dict(ref_cfg)})
+    return trials
+
+
+def map_conditions(
+    trials_path: str | os.PathLike,
+    images_path: str | os.PathLike,
+    index_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    *,
+    reference_name: str,
+    seed: int,
+    vif_variant: str = "kumar",
+    reference: str = "original",
+    n_images: int | None = 500,
+    draws: int = 4,
+    lowpass_sigma_scale: float = 1.0,
+    jpeg_quality: int | None = None,
+) -> pd.DataFrame:
+    """Δv distribution of every fixed condition of a reference's trials on the clean set.
+
+    Trials that carry their own Δv need none: if no trial needs placing, an empty table with
+    the same columns is written. ``draws`` applies to random manipulations (the noise); a
+    deterministic one (``geirhos_lowpass``) is measured once per image.
+    """
+    from vcrbench.datasets import CleanSet
+
+    trials = io.read_parquet(trials_path)
+    conds = mapping.conditions_of(trials)
+    cols = ["corruption", "condition", *mapping.param_columns(conds)]
+    cols += ["image_id", "draw", "seed", "vif", "dv"]
+    settings = {
+        "vif_variant": vif_variant,
+        "seed": reference_seed(seed, reference_name),
+        "reference": reference,
+        "n_images": n_images,
+        "lowpass_sigma_scale": lowpass_sigma_scale,
+        "jpeg_quality": jpeg_quality,
+    }
+    if conds.empty:
+        out = pd.DataFrame({c: pd.Series(dtype="float64") for c in cols})
+    else:
+        clean = CleanSet.open(images_path, index_path)
+        parts = []
+        for corruption, sub in conds.groupby("corruption", sort=True):
+            n_draws = 1 if corruption in mapping.LOCAL_MANIPULATIONS else draws
+            parts.append(mapping.condition_dv(sub, clean, draws=n_draws, **settings))
+        out = pd.concat(parts, ignore_index=True)
+    io.write_parquet(
+        out, out_path, metadata={**settings, "draws": draws, "reference_name": reference_name}
+    )
+    return out
+
+
+def _read_conditions(path) -> pd.DataFrame | None:
+    cdv = io.read_parquet(path)
+    return cdv if len(cdv) else None
+
+
+def estimate_reference(
+    trials_path: str | os.PathLike,
+    conditions_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    reference_name: str,
+    settings: Mapping,
+    seed: int,
+    anchor: float | str = "auto",
+    placement: str = "draw",
+) -> dict:
+    """Human curves of one reference (:func:`~vcrbench.humans.curves.human_estimates`), written
+    as ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``."""
+    trials = io.read_parquet(trials_path)
+    est = curves.human_estimates(
+        trials, _read_conditions(conditions_path), settings, reference_seed(seed, reference_name),
+        anchor=anchor, placement=placement, name=reference_name,
+    )  # fmt: skip
+    meta = {"reference": reference_name, "anchor": est.get("anchor"), "placement": placement}
+    curves.write_estimates(est, out_dir, metadata=meta)
+    return est
+
+
+def geirhos_dnn_table(
+    references: Mapping[str, Mapping],
+    conditions_paths: Mapping[str, str | os.PathLike],
+    estimates_dirs: Mapping[str, str | os.PathLike],
+    out_path: str | os.PathLike,
+    *,
+    settings: Mapping,
+    seed: int,
+    anchor: float | str = "auto",
+    placement: str = "draw",
+    dnn_aggregation: str = "mean",
+) -> pd.DataFrame:
+    """HMRI/MRSI of Geirhos' networks against the humans of every ``geirhos2018`` reference.
+
+    ``references`` is ``humans.references``; ``conditions_paths`` / ``estimates_dirs`` map each
+    geirhos2018 reference name to its conditions file and curves folder. The humans' curve is the
+    reference's own; the networks are placed with the reference's seed. Written as CSV with a
+    ``reference`` column.
+    """
+    from vcrbench.humans.dnn import TABLE_COLUMNS, dnn_vs_humans
+
+    rows = []
+    for name, cfg in sorted(references.items()):
+        if cfg.get("kind") != "geirhos2018":
+            continue
+        exp = cfg["experiment"]
+        human = curves.read_estimates(estimates_dirs[name])["accuracy"]
+        # "auto" means zero-condition for Geirhos (no clean answers), for networks as for humans.
+        dnn_anchor = "zero-condition" if anchor in ("auto", "clean") else anchor
+        table = dnn_vs_humans(
+            {exp: io.read_parquet(conditions_paths[name])}, settings, reference_seed(seed, name),
+            anchor=dnn_anchor, placement=placement, dnn_aggregation=dnn_aggregation,
+            humans={exp: human},
+        )  # fmt: skip
+        rows.append(table.assign(reference=name))
+    if not rows:
+        raise HumanDataError("no geirhos2018 reference in humans.references: no DNN table")
+    out = pd.concat(rows, ignore_index=True)[["reference", *TABLE_COLUMNS]]
+    io.write_csv(out, out_path)
+    return out
+
+
+def reference_for(corruption: str, config: Mapping) -> tuple[str | None, str | None]:
+    """``(reference name, how)`` for one corruption of a full config (``how``: own /
+    similarity-class / None): what a report must print beside every HMRI/MRSI."""
+    humans = config.get("humans") or {}
+    refs = humans.get("references", DEFAULTS["references"])
+    from vcrbench.humans.transfer import similarity_classes
+
+    classes = similarity_classes(config.get("corruptions"))
+    return resolve_reference(corruption, refs, humans.get("assign"), classes)
+
+
+def reference_table(config: Mapping) -> pd.DataFrame:
+    """Which reference every configured corruption uses: ``corruption, reference, how``."""
+    humans = config.get("humans") or {}
+    refs = humans.get("references", DEFAULTS["references"])
+    corrs = list(config.get("corruptions") or {})
+    res = resolve_all(corrs, refs, humans.get("assign"), config.get("corruptions"))
+    return pd.DataFrame(
+        [(c, r, h) for c, (r, h) in res.items()],
+        columns=["corruption", "reference", "how"],
+        dtype=object,  # keep None (no reference) as None, not NaN
+    )
+
+
+def compare_to_reference(
+    model_estimate, estimates_dir: str | os.PathLike, prop: str = "accuracy", **kwargs
+) -> dict | None:
+    """:func:`vcrbench.metrics.compare` of a model's curve against a reference's curve of the
+    same property; None when the reference has no curve of that property (e.g. consistency for
+    Geirhos' data)."""
+    from vcrbench.metrics import compare
+
+    est = curves.read_estimates(Path(estimates_dir))
+    if prop not in est:
+        return None
+    return compare(est[prop], model_estimate, **kwargs)
+
+
+__all__ = [
+    "DEFAULTS",
+    "compare_to_reference",
+    "estimate_reference",
+    "geirhos_dnn_table",
+    "ingest_reference",
+    "map_conditions",
+    "reference_for",
+    "reference_seed",
+    "reference_table",
+]

@@ -1,0 +1,199 @@
+"""Human curves through the models' estimator; placement of trials on the Δv axis; files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench.humans import curves, geirhos, mapping, schema, stages
+from vcrbench.humans.schema import HumanDataError
+
+SETTINGS = {"n_boot": 8, "min_count": 5}
+
+
+def fake_conditions(trials: pd.DataFrame, n_images: int = 4, draws: int = 2) -> pd.DataFrame:
+    """A Δv table shaped like condition_dv's, increasing with the condition's parameter."""
+    conds = mapping.conditions_of(trials)
+    pcol = mapping.param_columns(conds)[0]
+    top = conds[pcol].max()
+    rows = []
+    for c in conds.to_dict("records"):
+        base = 0.05 + 0.9 * c[pcol] / top
+        for i in range(n_images):
+            for d in range(draws):
+                rows.append(
+                    {
+                        "corruption": c["corruption"],
+                        "condition": c["condition"],
+                        "image_id": f"img{i}",
+                        "draw": d,
+                        "dv": min(1.0, base + 0.01 * i + 0.001 * d),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def noise():
+    return geirhos.read_geirhos("noise")
+
+
+@pytest.fixture(scope="module")
+def noise_cdv(noise):
+    return fake_conditions(noise)
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def test_assign_dv_draws_from_the_condition_pool(noise, noise_cdv):
+    dv = mapping.assign_dv(noise, noise_cdv, seed=3)
+    assert not np.isnan(dv).any()
+    for cond, idx in noise.groupby("condition").indices.items():
+        pool = set(noise_cdv.loc[noise_cdv["condition"] == cond, "dv"])
+        assert set(dv[idx]) <= pool
+        assert len(set(dv[idx])) > 1  # trials are spread over the condition's images
+    # same seed and replicate: same values; another replicate: other values
+    assert np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=3))
+    assert not np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=3, replicate=1))
+    assert not np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=4))
+
+
+def test_assign_dv_median_and_measured(noise, noise_cdv):
+    dv = mapping.assign_dv(noise, noise_cdv, seed=0, placement="median")
+    for cond, idx in noise.groupby("condition").indices.items():
+        assert np.all(dv[idx] == noise_cdv.loc[noise_cdv["condition"] == cond, "dv"].median())
+    # a measured Δv is kept
+    t = noise.copy()
+    t.loc[0, "dv"] = 0.5
+    assert mapping.assign_dv(t, noise_cdv, seed=0)[0] == 0.5
+
+
+def test_assign_dv_unknown_condition(noise, noise_cdv):
+    with pytest.raises(HumanDataError, match=r"no Δv measured for condition '0.90'"):
+        mapping.assign_dv(noise, noise_cdv[noise_cdv["condition"] != "0.90"], seed=0)
+
+
+def test_conditions_of(noise):
+    conds = mapping.conditions_of(noise)
+    assert conds["condition"].tolist() == "0.00 0.03 0.05 0.10 0.20 0.35 0.60 0.90".split()
+    bad = noise.copy()
+    bad.loc[0, "param.width"] = 0.7
+    with pytest.raises(HumanDataError, match="differing parameters"):
+        mapping.conditions_of(bad)
+
+
+# --------------------------------------------------------------------------- curves
+
+
+def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path):
+    est = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
+    assert set(est) == {"accuracy", "anchor"}  # no clean answers: no consistency curve
+    acc = est["accuracy"]
+    assert "zero condition '0.00'" in est["anchor"]
+    assert acc.anchor0 == pytest.approx(0.805)  # Geirhos' accuracy at w = 0
+    assert np.all(np.diff(acc.values) <= 1e-12)
+    assert acc.replicates.shape == (8, len(acc.grid))
+    assert acc.area_lo <= acc.area <= acc.area_hi
+    # the curve passes near each condition's accuracy at its Δv
+    table = geirhos.condition_accuracy(noise).set_index("condition")["accuracy"]
+    med = noise_cdv.groupby("condition")["dv"].median()
+    for cond in ("0.20", "0.35"):
+        assert abs(np.interp(med[cond], acc.grid, acc.values) - table[cond]) < 0.06
+    again = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")["accuracy"]
+    assert np.array_equal(acc.replicates, again.replicates)
+    p1 = curves.write_estimates(est, tmp_path / "a")
+    p2 = curves.write_estimates({"accuracy": again, "anchor": est["anchor"]}, tmp_path / "b")
+    for t in curves.ESTIMATE_TABLES:
+        assert p1[t].read_bytes() == p2[t].read_bytes()
+    back = curves.read_estimates(tmp_path / "a")
+    assert back["anchor"] == est["anchor"]
+    np.testing.assert_allclose(back["accuracy"].values, acc.values)
+    np.testing.assert_array_equal(back["accuracy"].replicates, acc.replicates)
+
+
+def test_placement_uncertainty_widens_the_band(noise, noise_cdv):
+    # Spread the conditions' Δv widely: with per-replicate redraws the band must be wider than
+    # with every trial at its condition's median (participants resampled in both).
+    wide = noise_cdv.assign(
+        dv=np.clip(noise_cdv["dv"] + noise_cdv["image_id"].str[-1].astype(int) * 0.04 - 0.06, 0, 1)
+    )
+    draw = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w")["accuracy"]
+    med = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w", placement="median")[
+        "accuracy"
+    ]
+    assert (draw.hi - draw.lo).mean() > (med.hi - med.lo).mean()
+
+
+def user_trials(n_per=60, seed=0):
+    """Trials with measured Δv and clean answers: accuracy falls from 0.9 to 0.1 over Δv."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(6):
+        for k in range(n_per):
+            dv = rng.uniform()
+            label = int(rng.integers(16))
+            right = rng.uniform() < 0.9 - 0.8 * dv
+            clean_right = rng.uniform() < 0.92
+            clean = label if clean_right else (label + 1) % 16
+            resp = label if right else int(rng.integers(16))
+            rows.append(
+                {
+                    "participant": f"p{p}",
+                    "image_id": f"i{p}-{k}",
+                    "label": label,
+                    "response": resp,
+                    "corruption": "gaussian_blur",
+                    "dv": dv,
+                    "clean_response": clean,
+                }  # fmt: skip
+            )
+    return schema.validate_trials(pd.DataFrame(rows))
+
+
+def test_user_trials_give_both_curves():
+    t = user_trials()
+    est = curves.human_estimates(t, None, SETTINGS, seed=0)
+    assert est["anchor"] == "clean-image accuracy"
+    assert est["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
+    assert est["consistency"].anchor0 == 1.0
+    v = np.interp([0.1, 0.9], est["accuracy"].grid, est["accuracy"].values)
+    assert v[0] > v[1] + 0.4
+
+
+def test_anchor_options(noise):
+    assert curves.accuracy_anchor(noise, 0.9)[0] == 0.9
+    with pytest.raises(HumanDataError, match="needs trials with a recorded clean_response"):
+        curves.accuracy_anchor(noise, "clean")
+    with pytest.raises(HumanDataError, match="must lie in"):
+        curves.accuracy_anchor(noise, 1.5)
+    with pytest.raises(HumanDataError, match="'first'"):
+        curves.accuracy_anchor(noise, "first")
+
+
+def test_trials_without_dv_need_conditions(noise):
+    with pytest.raises(HumanDataError, match="need the conditions table"):
+        curves.human_estimates(noise, None, SETTINGS)
+
+
+def test_ingest(tmp_path):
+    t = stages.ingest_reference(
+        "g", {"kind": "geirhos2018", "experiment": "lowpass"}, tmp_path / "trials.parquet"
+    )
+    assert len(t) == 7680
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "trials.parquet"), t, check_dtype=False
+    )
+    f = tmp_path / "mine.csv"
+    user_trials(n_per=2).to_csv(f, index=False)
+    assert (
+        len(
+            stages.ingest_reference(
+                "m", {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}
+            )
+        )
+        == 12
+    )
+    with pytest.raises(HumanDataError, match=r"humans.references.m.corruption\) says 'blur'"):
+        stages.ingest_reference("m", {"kind": "trials", "path": str(f), "corruption": "blur"})

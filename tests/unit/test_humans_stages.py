@@ -1,0 +1,118 @@
+"""Workflow entry points for human references, end to end on a tiny clean set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import datasets, io
+from vcrbench.humans import curves, stages
+from vcrbench.humans.schema import HumanDataError
+
+SETTINGS = {"n_boot": 6, "min_count": 5}
+LOWPASS = {"kind": "geirhos2018", "experiment": "lowpass"}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("humans")
+    ds = datasets.load_dataset("embedded")
+    ds = ds[ds["image_id"].isin(["skimage-chelsea", "skimage-rocket"])]
+    images, index = root / "images.npy", root / "index.parquet"
+    datasets.prepare_clean_set(ds, images, index, resize=128, crop=128)
+    ref = root / "geirhos2018-lowpass"
+    stages.ingest_reference("geirhos2018-lowpass", LOWPASS, ref / "trials.parquet")
+    cdv = stages.map_conditions(
+        ref / "trials.parquet", images, index, ref / "conditions.parquet",
+        reference_name="geirhos2018-lowpass", seed=0, n_images=None, draws=3,
+    )  # fmt: skip
+    est = stages.estimate_reference(
+        ref / "trials.parquet", ref / "conditions.parquet", ref,
+        reference_name="geirhos2018-lowpass", settings=SETTINGS, seed=0,
+    )  # fmt: skip
+    return {"root": root, "ref": ref, "cdv": cdv, "est": est, "images": images, "index": index}
+
+
+def test_files(run):
+    ref = run["ref"]
+    for name in ("trials", "conditions", "bins", "curves", "summary", "replicates"):
+        assert (ref / f"{name}.parquet").is_file()
+    # the low-pass filter is deterministic: one draw per image whatever `draws` says
+    assert (run["cdv"]["draw"] == 0).all() and len(run["cdv"]) == 8 * 2
+    assert io.read_metadata(ref / "conditions.parquet")["reference"] == "original"
+    back = curves.read_estimates(ref)
+    assert set(back) == {"accuracy", "anchor"}
+    np.testing.assert_allclose(back["accuracy"].values, run["est"]["accuracy"].values)
+    assert (
+        io.read_parquet(ref / "summary.parquet")["anchor"]
+        .iloc[0]
+        .startswith("accuracy in the zero")
+    )
+
+
+def test_dnn_table(run, tmp_path):
+    ref = run["ref"]
+    out = tmp_path / "table.csv"
+    table = stages.geirhos_dnn_table(
+        {
+            "geirhos2018-lowpass": LOWPASS,
+            "mine": {"kind": "trials", "path": "x", "corruption": "blur"},
+        },
+        {"geirhos2018-lowpass": ref / "conditions.parquet"},
+        {"geirhos2018-lowpass": ref},
+        out,
+        settings=SETTINGS,
+        seed=0,
+    )
+    assert table["network"].tolist() == ["googlenet", "resnet152", "vgg19"]
+    assert (table["reference"] == "geirhos2018-lowpass").all()
+    for col in ("HMRI", "MRSI", "R", "A_h"):
+        assert ((table[col] >= 0) & (table[col] <= 1)).all()
+        assert (table[f"{col}_lo"] <= table[col] + 1e-12).all()
+        assert (table[f"{col}_hi"] >= table[col] - 1e-12).all()
+    # the table's human curve is the reference's curve
+    assert np.allclose(table["A_h"], run["est"]["accuracy"].area)
+    # humans are more robust to low-pass than these networks (Geirhos et al.'s finding)
+    assert (table["HMRI"] < 1).all()
+    assert pd.read_csv(out).shape[0] == 3
+    with pytest.raises(HumanDataError, match="no geirhos2018 reference"):
+        stages.geirhos_dnn_table({}, {}, {}, out, settings=SETTINGS, seed=0)
+
+
+def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
+    f = tmp_path / "vcr.csv"
+    rng = np.random.default_rng(0)
+    rows = ["label,orig_pred,transf_pred,vd_score,transformation"]
+    for _ in range(300):
+        dv = rng.uniform()
+        rows.append(f"dog,dog,{'dog' if rng.uniform() < 1 - dv else 'cat'},{dv:.4f},Gaussian Blur")
+    f.write_text("\n".join(rows) + "\n")
+    cfg = {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}
+    stages.ingest_reference("mine", cfg, tmp_path / "trials.parquet")
+    cdv = stages.map_conditions(
+        tmp_path / "trials.parquet", run["images"], run["index"], tmp_path / "conditions.parquet",
+        reference_name="mine", seed=0,
+    )  # fmt: skip
+    assert cdv.empty
+    est = stages.estimate_reference(
+        tmp_path / "trials.parquet", tmp_path / "conditions.parquet", tmp_path / "est",
+        reference_name="mine", settings=SETTINGS, seed=0, anchor="clean",
+    )  # fmt: skip
+    assert set(est) == {"accuracy", "consistency", "anchor"}
+    assert est["accuracy"].anchor0 == 1.0  # every clean answer was right
+
+
+def test_reference_table():
+    config = {"corruptions": {"uniform_noise": {}, "gaussian_blur": {}, "frost": {}}}
+    t = stages.reference_table(config)
+    assert t.to_dict("records") == [
+        {"corruption": "uniform_noise", "reference": "geirhos2018-noise", "how": "own"},
+        {
+            "corruption": "gaussian_blur",
+            "reference": "geirhos2018-lowpass",
+            "how": "similarity-class",
+        },
+        {"corruption": "frost", "reference": None, "how": None},
+    ]
+    assert stages.reference_for("shot_noise", config) == ("geirhos2018-noise", "similarity-class")

@@ -370,3 +370,6 @@ def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):
     assert pred["pred"].iloc[1] == 967  # espresso
     assert pred["pred16"].iloc[0] == 7 and pred["label16"].tolist() == [7, -1]  # cat
     assert pred["prob_label"].iloc[1] > 0.5
+    info = io.read_metadata(out)["model_info"]
+    assert info["preprocessing"]["input_size"] == 224 and info["preprocessing"]["mean"] == [0.5] * 3
+    assert info["checkpoint"].endswith("efficientnet-lite0-57934424.pth")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -140,12 +140,13 @@ def load_model(
         )
     built = SOURCES[spec.source](spec, device)
     space = spec.output_space
+    preprocessing = _preprocessing(spec, built)
     model = Classifier(
         spec.name,
         built.net,
-        _preprocessing(spec, built),
+        preprocessing,
         space,
-        info={"spec": spec.to_config(), **built.info},
+        info={"spec": spec.to_config(), **built.info, "preprocessing": asdict(preprocessing)},
     )
     model = model.eval().to(device=device, memory_format=torch.channels_last)
     num_classes = built.num_classes

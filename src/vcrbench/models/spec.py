@@ -71,15 +71,6 @@ class Preprocessing:
         if not 0 < self.crop <= 1:
             raise ValueError(f"crop must be a fraction in (0, 1], not {self.crop}")
 
-    def to_dict(self) -> dict:
-        return {
-            "input_size": self.input_size,
-            "interpolation": self.interpolation,
-            "mean": list(self.mean),
-            "std": list(self.std),
-            "crop": self.crop,
-        }
-
 
 # Keys every entry may have, and the keys that each source adds. Defaults are in ModelSpec.
 COMMON_KEYS = frozenset(

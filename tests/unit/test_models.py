@@ -658,10 +658,7 @@ def test_paper_models_entries_are_valid():
     import torchvision
     import yaml
 
-    config = Path(__file__).resolve().parents[2] / "config"
-    path = config / "paper-models.yaml"
-    if not path.is_file():  # merged into paper.yaml by the workflow owner
-        path = config / "paper.yaml"
+    path = Path(__file__).resolve().parents[2] / "config" / "paper.yaml"
     entries = yaml.safe_load(path.read_text())["models"]
     for entry in entries.values():
         jsonschema.validate(entry, entry_schema())

@@ -826,6 +826,28 @@ def percentile_interval(x: np.ndarray, level: float) -> tuple:
     return lo, hi
 
 
+def simultaneous_band(
+    replicates: np.ndarray, center: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A sup-t band: ``center ± c · sd`` with ``sd`` the replicates' pointwise standard deviation
+    and ``c`` the ``level`` quantile of ``max_v |replicate - center| / sd`` over replicates, so
+    that a ``level`` share of whole replicate curves lies inside (Montiel Olea & Plagborg-Møller
+    2019). Clipped to [0, 1]; NaN without replicates.
+    """
+    reps = np.asarray(replicates, dtype=np.float64)
+    center = np.asarray(center, dtype=np.float64)
+    if len(reps) == 0:
+        nan = np.full(center.shape, np.nan)
+        return nan, nan.copy()
+    percentile_interval(reps[:1], level)  # validates level
+    sd = reps.std(axis=0)
+    # Where every replicate agrees (a fixed anchor) the band has no width; elsewhere scale by sd.
+    scale = np.where(sd > 1e-12, sd, np.inf)
+    t = np.max(np.abs(reps - center) / scale, axis=1)
+    c = float(np.quantile(t, level))
+    return np.clip(center - c * sd, 0.0, 1.0), np.clip(center + c * sd, 0.0, 1.0)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Estimate:
     """Everything the workflow keeps about one curve (a model or the human reference).
@@ -859,9 +881,20 @@ class Estimate:
     def n_boot(self) -> int:
         return int(self.replicates.shape[0])
 
-    def band(self, level: float = DEFAULT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
-        """Pointwise percentile band of the replicate curves at ``level`` (e.g. 0.83)."""
-        return percentile_interval(self.replicates, level)
+    def band(
+        self, level: float = DEFAULT_LEVEL, kind: str = "pointwise"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Band of the curve at ``level`` (e.g. 0.83) from the replicates.
+
+        ``kind="pointwise"``: percentiles of the replicates at each Δv (the paper's bands);
+        ``kind="simultaneous"``: a sup-t band (:func:`simultaneous_band`) that holds whole
+        replicate curves with probability ``level``.
+        """
+        if kind == "pointwise":
+            return percentile_interval(self.replicates, level)
+        if kind == "simultaneous":
+            return simultaneous_band(self.replicates, self.values, level)
+        raise ValueError(f"band kind must be 'pointwise' or 'simultaneous', got {kind!r}")
 
     def replicate_areas(self, weighting: Weighting = None) -> np.ndarray:
         return np.atleast_1d(area(self.replicates.astype(np.float64), weighting, self.grid))
@@ -1142,6 +1175,7 @@ __all__ = [
     "estimate",
     "fit_curve",
     "percentile_interval",
+    "simultaneous_band",
     "weighting_name",
     "weights_on_grid",
 ]

@@ -116,3 +116,29 @@ def test_reference_table():
         {"corruption": "frost", "reference": None, "how": None},
     ]
     assert stages.reference_for("shot_noise", config) == ("geirhos2018-noise", "similarity-class")
+
+
+def test_mapping_options():
+    cfg = {
+        "references": {
+            "noise": {
+                "kind": "geirhos2018",
+                "experiment": "noise",
+                "mapping": {"jpeg_quality": 75},
+            },
+            "low": LOWPASS,
+        },
+        "mapping": {"draws": 2},
+    }
+    assert stages.mapping_options(cfg, "noise") == {
+        **stages.DEFAULTS["mapping"],
+        "draws": 2,
+        "jpeg_quality": 75,
+    }
+    assert stages.mapping_options(cfg, "low")["jpeg_quality"] is None
+    assert stages.mapping_options(None, "geirhos2018-noise") == stages.DEFAULTS["mapping"]
+    with pytest.raises(HumanDataError, match="no reference 'other'"):
+        stages.mapping_options(cfg, "other")
+    cfg["references"]["low"] = {**LOWPASS, "mapping": {"sigma": 2}}
+    with pytest.raises(HumanDataError, match=r"humans.references.low.mapping.*'sigma'"):
+        stages.mapping_options(cfg, "low")

@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.interpolate import BSpline
 from scipy.linalg import get_lapack_funcs, solve_triangular
 from scipy.optimize import nnls
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 #: Alg. 1's visual-change resolution M.
@@ -114,13 +114,19 @@ def _check_anchor(value: float, name: str) -> float:
     return value
 
 
+@functools.lru_cache(maxsize=1)
+def _threadpools() -> ThreadpoolController:
+    # Finding the loaded BLAS libraries reads /proc/self/maps (~1-15 ms); do it once.
+    return ThreadpoolController()
+
+
 def _single_blas_thread(func):
     """Run ``func`` with one BLAS thread: the fits solve ~40x40 problems, for which BLAS threads
     only add overhead, and on a busy machine spinning threads slow them down tenfold (measured)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _threadpools().limit(limits=1, user_api="blas"):
             return func(*args, **kwargs)
 
     return wrapper
@@ -545,7 +551,10 @@ def fit_curve(
     for col in ("bin", "count", "correct"):
         if col not in bins.columns:
             raise ValueError(f"bins table lacks column {col!r}")
+    bins = bins.sort_values("bin", kind="stable")
     M = len(bins)
+    if not np.array_equal(bins["bin"].to_numpy(), np.arange(M)):
+        raise ValueError(f"bins table must hold every bin 0..{M - 1} once (as bin_counts gives)")
     count = bins["count"].to_numpy(np.float64)
     corr = bins["correct"].to_numpy(np.float64)
     if (count < 0).any() or (corr < 0).any() or (corr > count).any():
@@ -556,12 +565,11 @@ def fit_curve(
     pos = pos.fillna(bins["v_center"]) if "v_center" in bins.columns else pos.fillna(0.0)
     # Expand the table to pseudo-samples at their bin mean: the fit and the CV folds only depend
     # on per-bin sums, so this is exact for the fit and a sample-level split for the CV.
-    reps = count.astype(np.int64)
-    idx = np.repeat(bins["bin"].to_numpy(np.int64), reps)
-    dv = np.repeat(pos.to_numpy(np.float64), reps)
-    y = np.concatenate(
-        [np.r_[np.ones(int(k)), np.zeros(int(n - k))] for n, k in zip(count, corr, strict=True)]
-    )
+    # Each bin becomes its correct samples, then its wrong ones.
+    reps = np.column_stack([corr, count - corr]).astype(np.int64).ravel()
+    idx = np.repeat(np.repeat(np.arange(M, dtype=np.int64), 2), reps)
+    dv = np.repeat(np.repeat(pos.to_numpy(np.float64), 2), reps)
+    y = np.repeat(np.tile([1.0, 0.0], M), reps)
     anchor0 = _check_anchor(anchor0, "anchor0")
     anchor1 = None if anchor1 is None else _check_anchor(anchor1, "anchor1")
     if anchor1 is not None and anchor1 > anchor0:

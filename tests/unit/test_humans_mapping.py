@@ -117,3 +117,28 @@ def test_summarise_and_options(lowpass_cdv, clean_set):
     bad = conds.drop(columns="param.sigma")
     with pytest.raises(HumanDataError, match="param.sigma"):
         mapping.condition_dv(bad, clean_set)
+
+
+def darken(image, p, rng):
+    """A user corruption for the test: scale towards black, plus a little noise."""
+    out = image.astype(np.float64) * (1.0 - p["amount"])
+    return out + rng.uniform(0, 2, size=image.shape)
+
+
+def test_user_corruption_at_fixed_conditions(clean_set):
+    import pandas as pd
+
+    conds = pd.DataFrame(
+        {"corruption": "darken", "condition": ["a", "b", "c"], "param.amount": [0.1, 0.5, 0.9]}
+    )
+    opts = {"darken": {"function": f"{__name__}:darken", "domain": {"amount": [0.0, 1.0]}}}
+    cdv = mapping.condition_dv(conds, clean_set, seed=0, corruptions_config=opts)
+    assert np.all(np.diff(_medians(cdv, ["a", "b", "c"])) > 0)
+    zero = mapping.condition_dv(
+        conds, clean_set, seed=0, corruptions_config=opts, reference="zero-condition"
+    )
+    # the least-manipulated condition (same seed) is the reference: its own Δv is 0
+    assert _medians(zero, ["a"])[0] < 1e-9 < _medians(cdv, ["a"])[0]
+    assert _medians(zero, ["c"])[0] < _medians(cdv, ["c"])[0]
+    with pytest.raises(Exception, match="darken"):
+        mapping.condition_dv(conds, clean_set, seed=0)  # unknown without its config entry

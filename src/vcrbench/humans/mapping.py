@@ -11,8 +11,9 @@ replicate, carries the uncertainty of where a condition lies on the Δv axis.
 Choices (see docs/humans.md for their measured effect):
 
 - *reference image* of Δv: ``"original"`` (default), the clean colour image, as for every model
-  test sample (``Δv(x, T(x, c))``); or ``"zero-condition"``, the same manipulation at parameters
-  0 (greyscale at 30% contrast for uniform noise, plain greyscale for low-pass).
+  test sample (``Δv(x, T(x, c))``); or ``"zero-condition"``, the same manipulation at the
+  experiment's least-manipulated condition (smallest parameters; for Geirhos w = 0, greyscale at
+  30% contrast, and σ = 0, plain greyscale).
 - *image size*: the clean set's (224x224 centre crop by default). ``lowpass_sigma_scale`` rescales
   σ from Geirhos' pixel grid to the clean set's: their low-pass stimuli were the whole centre
   square downsampled to 224 px, while the clean set shows the centre 224 of a 256-px resize, so the
@@ -24,7 +25,7 @@ Choices (see docs/humans.md for their measured effect):
 from __future__ import annotations
 
 import io as _io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -71,8 +72,13 @@ def manipulate(
     seed: int,
     lowpass_sigma_scale: float = 1.0,
     jpeg_quality: int | None = None,
+    corruption_options: Mapping | None = None,
 ) -> np.ndarray:
-    """Apply a trial's manipulation to one HxWx3 uint8 image."""
+    """Apply a trial's manipulation to one HxWx3 uint8 image.
+
+    ``corruption_options`` is the config's entry for the corruption (needed for a user corruption
+    given by ``function``).
+    """
     if corruption == "geirhos_lowpass":
         if "sigma" not in params:
             raise HumanDataError("geirhos_lowpass trials need a param.sigma column")
@@ -82,7 +88,8 @@ def manipulate(
 
         # Fixed experimental conditions may lie outside the domain VCR-Bench samples from; they
         # only need to be where the function is defined.
-        out = get_corruption(corruption).apply(image, params, seed, within="limits")
+        corr = get_corruption(corruption, corruption_options)
+        out = corr.apply(image, params, seed, within="limits")
     if jpeg_quality is not None:
         out = jpeg_roundtrip(out, jpeg_quality)
     return out
@@ -97,6 +104,20 @@ def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
     buf.seek(0)
     dec = np.asarray(Image.open(buf))
     return np.repeat(dec[..., None], 3, axis=2) if dec.ndim == 2 else np.ascontiguousarray(dec)
+
+
+def _stimuli(images, params, seeds, corruption, options, lowpass_sigma_scale, jpeg_quality):
+    """The manipulated batch: one image per clean image and seed."""
+    return np.stack(
+        [
+            manipulate(corruption, img, params, s, lowpass_sigma_scale, jpeg_quality, options)
+            for img, s in zip(images, seeds, strict=True)
+        ]
+    )
+
+
+def _params(rec: Mapping, pcols: list[str]) -> dict[str, float]:
+    return {c[len("param.") :]: float(rec[c]) for c in pcols if pd.notna(rec[c])}
 
 
 def select_images(image_ids: Sequence[str], n_images: int | None, seed: int) -> list[str]:
@@ -121,6 +142,7 @@ def condition_dv(
     lowpass_sigma_scale: float = 1.0,
     jpeg_quality: int | None = None,
     batch_size: int = 32,
+    corruptions_config: Mapping | None = None,
 ) -> pd.DataFrame:
     """Δv of every condition on clean-set images: the distribution that places its trials.
 
@@ -143,6 +165,8 @@ def condition_dv(
         Manipulations per image and condition (independent noise; 1 for deterministic ones).
     lowpass_sigma_scale, jpeg_quality
         See module docstring.
+    corruptions_config : mapping, optional
+        The config's ``corruptions`` block: options of each corruption (user corruptions).
 
     Returns
     -------
@@ -161,6 +185,10 @@ def condition_dv(
     ids = select_images(clean_set.image_ids, n_images, seed)
     rows = []
     records = conds.to_dict("records")
+    # "zero-condition": each corruption's least-manipulated condition (w = 0, σ = 0 for Geirhos)
+    least = {}
+    for rec in sorted(records, key=lambda r: [r[c] for c in pcols if pd.notna(r[c])]):
+        least.setdefault(rec["corruption"], _params(rec, pcols))
     with tqdm(
         total=len(records) * len(ids) * draws,
         desc="human conditions: Δv",
@@ -171,8 +199,9 @@ def condition_dv(
             batch_ids = ids[start : start + batch_size]
             clean = clean_set.images(batch_ids)
             for rec in records:
-                params = {c[len("param.") :]: float(rec[c]) for c in pcols if pd.notna(rec[c])}
-                zero = {k: 0.0 for k in params}
+                params = _params(rec, pcols)
+                options = (corruptions_config or {}).get(rec["corruption"])
+                style = (rec["corruption"], options, lowpass_sigma_scale, jpeg_quality)
                 for d in range(draws):
                     seeds = [
                         seeding.derive_seed(
@@ -180,30 +209,11 @@ def condition_dv(
                         )
                         for i in batch_ids
                     ]
-                    shown = np.stack(
-                        [
-                            manipulate(
-                                rec["corruption"], img, params, s, lowpass_sigma_scale, jpeg_quality
-                            )
-                            for img, s in zip(clean, seeds, strict=True)
-                        ]
-                    )
+                    shown = _stimuli(clean, params, seeds, *style)
                     if reference == "original":
                         ref = clean
                     else:
-                        ref = np.stack(
-                            [
-                                manipulate(
-                                    rec["corruption"],
-                                    img,
-                                    zero,
-                                    s,
-                                    lowpass_sigma_scale,
-                                    jpeg_quality,
-                                )
-                                for img, s in zip(clean, seeds, strict=True)
-                            ]
-                        )
+                        ref = _stimuli(clean, least[rec["corruption"]], seeds, *style)
                     vif, dv = delta_v(ref, shown, variant=vif_variant)
                     for i, image_id in enumerate(batch_ids):
                         rows.append(

@@ -118,12 +118,14 @@ def map_conditions(
     draws: int = 4,
     lowpass_sigma_scale: float = 1.0,
     jpeg_quality: int | None = None,
+    corruptions_config: Mapping | None = None,
 ) -> pd.DataFrame:
     """Δv distribution of every fixed condition of a reference's trials on the clean set.
 
     Trials that carry their own Δv need none: if no trial needs placing, an empty table with
     the same columns is written. ``draws`` applies to random manipulations (the noise); a
-    deterministic one (``geirhos_lowpass``) is measured once per image.
+    deterministic one (``geirhos_lowpass``) is measured once per image. ``corruptions_config`` is
+    the config's ``corruptions`` block (a user corruption's ``function`` and domain).
     """
     from vcrbench.datasets import CleanSet
 
@@ -146,7 +148,11 @@ def map_conditions(
         parts = []
         for corruption, sub in conds.groupby("corruption", sort=True):
             n_draws = 1 if corruption in mapping.LOCAL_MANIPULATIONS else draws
-            parts.append(mapping.condition_dv(sub, clean, draws=n_draws, **settings))
+            parts.append(
+                mapping.condition_dv(
+                    sub, clean, draws=n_draws, corruptions_config=corruptions_config, **settings
+                )
+            )
         out = pd.concat(parts, ignore_index=True)
     io.write_parquet(
         out, out_path, metadata={**settings, "draws": draws, "reference_name": reference_name}

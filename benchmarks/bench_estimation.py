@@ -58,47 +58,45 @@ def recovery(n: int, seeds: int, n_boot: int) -> None:
         )
 
 
-def timing(n: int, n_boot: int, repeats: int = 5) -> None:
+def _times(func, repeats: int) -> tuple[float, float]:
+    """(best, median) wall time of ``func`` over ``repeats`` calls, in ms."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        func()
+        times.append((time.perf_counter() - t) * 1e3)
+    return min(times), float(np.median(times))
+
+
+def timing(n: int, n_boot: int, repeats: int = 7) -> None:
     rng = np.random.default_rng(0)
     f = CURVES["logistic"]
     dv, y = sample(f, n, rng)
     a0 = float(f(np.zeros(1))[0])
     bins = E.bin_counts(dv, y)
     est = E.estimate(dv, y, a0, n_boot=5)  # warm-up (imports, cached basis)
-    t = time.perf_counter()
-    for _ in range(20 * repeats):
-        E.fit_curve(bins, a0, lam=est.lam)
-    fit = (time.perf_counter() - t) / (20 * repeats)
-    t = time.perf_counter()
-    for _ in range(repeats):
-        E.estimate(dv, y, a0, n_boot=0)
-    cv = (time.perf_counter() - t) / repeats
-    t = time.perf_counter()
-    for _ in range(repeats):
-        E.bootstrap(dv, y, a0, lam=est.lam, n_boot=n_boot)
-    boot = (time.perf_counter() - t) / repeats
-    t = time.perf_counter()
-    for _ in range(repeats):
-        E.estimate(dv, y, a0, n_boot=n_boot)
-    full = (time.perf_counter() - t) / repeats
     groups = rng.integers(0, 100, n)
-    t = time.perf_counter()
-    for _ in range(repeats):
-        E.estimate(dv, y, a0, n_boot=n_boot, groups=groups)
-    grouped = (time.perf_counter() - t) / repeats
-    print(
-        f"timing on n={n} samples (logistic), one process, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
-    )
-    print(f"  one fit at a fixed penalty (from a bins table): {fit * 1e3:.2f} ms")
-    print(
-        f"  fit + 5-fold CV over {len(E.LAMBDA_GRID)} penalties (estimate, n_boot=0): {cv * 1e3:.0f} ms"
-    )
-    print(
-        f"  bootstrap, {n_boot} replicates: {boot * 1e3:.0f} ms ({boot / n_boot * 1e3:.2f} ms each)"
-    )
-    print(
-        f"  estimate(n_boot={n_boot}) in all: {full * 1e3:.0f} ms; with 100 groups: {grouped * 1e3:.0f} ms"
-    )
+    rows = {
+        "one fit at a fixed penalty (fit_curve from a bins table)": lambda: E.fit_curve(
+            bins, a0, lam=est.lam
+        ),
+        f"fit + 5-fold CV over {len(E.LAMBDA_GRID)} penalties (estimate, n_boot=0)": lambda: (
+            E.estimate(dv, y, a0, n_boot=0)
+        ),
+        f"bootstrap, {n_boot} replicates at a fixed penalty": lambda: E.bootstrap(
+            dv, y, a0, lam=est.lam, n_boot=n_boot
+        ),
+        f"estimate(n_boot={n_boot})": lambda: E.estimate(dv, y, a0, n_boot=n_boot),
+        f"estimate(n_boot={n_boot}, 100 groups)": lambda: E.estimate(
+            dv, y, a0, n_boot=n_boot, groups=groups
+        ),
+    }
+    load = os.getloadavg()[0]
+    print(f"timing on n={n} samples (logistic), {os.cpu_count()} cores, load {load:.2f}")
+    print("  best / median of", repeats, "calls, ms")
+    for label, func in rows.items():
+        best, median = _times(func, repeats)
+        print(f"  {label}: {best:.1f} / {median:.1f}")
 
 
 def main() -> None:
@@ -109,7 +107,7 @@ def main() -> None:
     parser.add_argument("--skip-recovery", action="store_true")
     args = parser.parse_args()
     timing(args.n, args.n_boot)
-    timing(50_000, args.n_boot, repeats=2)
+    timing(50_000, args.n_boot, repeats=3)
     if not args.skip_recovery:
         recovery(args.n, args.seeds, args.n_boot)
 

@@ -277,6 +277,23 @@ def test_empty_and_all_missing_input_raise():
         E.fit_curve(E.bin_counts([], []), 0.9)
 
 
+def test_fit_curve_checks_the_bins_table():
+    table = E.bin_counts(*draw(line, 500, seed=0))
+    with pytest.raises(ValueError, match="lacks column 'correct'"):
+        E.fit_curve(table.drop(columns="correct"), 0.9)
+    with pytest.raises(ValueError, match="every bin 0..38"):
+        E.fit_curve(table.iloc[1:], 0.9)
+    bad = table.copy()
+    bad.loc[3, "correct"] = bad.loc[3, "count"] + 1
+    with pytest.raises(ValueError, match="correct <= count"):
+        E.fit_curve(bad, 0.9)
+    # Row order does not matter.
+    shuffled = table.sample(frac=1.0, random_state=0)
+    np.testing.assert_array_equal(
+        E.fit_curve(shuffled, 0.9, lam=1.0).values, E.fit_curve(table, 0.9, lam=1.0).values
+    )
+
+
 def test_too_few_samples_per_bin_names_min_count():
     with pytest.raises(ValueError, match="min_count=20"):
         E.estimate([0.1, 0.5, 0.9], [1, 0, 1], 0.9)

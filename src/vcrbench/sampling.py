@@ -128,8 +128,6 @@ def make_manifest(
         raise ValueError(f"n_samples must be at least 1, not {n_samples}")
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
-    if mode == "parameter-uniform" and opts:
-        raise ValueError(f"parameter-uniform sampling takes no options, got {sorted(opts)}")
     unknown = sorted(set(opts) - set(DV_UNIFORM_DEFAULTS))
     if unknown:
         raise ValueError(
@@ -150,6 +148,7 @@ def make_manifest(
         }
     )
     if mode == "parameter-uniform":
+        # dv-uniform options are accepted (and unused) so that switching modes is one config key.
         params = corruption.sample_uniform(
             n_samples, rng(seed, "manifest", corruption.name, "params")
         )
@@ -336,18 +335,22 @@ def _dv_uniform(
         wanted = np.concatenate(
             [np.full(math.ceil(1.5 * (min_count - counts[j])), j) for j in short]
         )
+        wanted = list(gen_target.permutation(wanted))
         # At most half of the remaining budget per round: later rounds use better maps.
         k = min(len(wanted), max(len(short), (pilot_max - used) // 2), pilot_max - used)
-        chosen = gen_target.permutation(wanted)[:k]
         values = np.empty(k)
-        for j, (i, b) in enumerate(zip(range(used, used + k), chosen, strict=True)):
+        for j, i in enumerate(range(used, used + k)):
             m = per_image.get(images[i], pooled)
-            lo, hi = max(edges[b], m.low), min(edges[b + 1], m.high)
-            # The middle 80 % of the bin (or of the part of it this image reaches).
+            # Each sample's image is fixed: give it a wanted bin that its map reaches, if any.
+            fits = [w for w, b in enumerate(wanted) if edges[b + 1] > m.low and edges[b] < m.high]
             frac = 0.1 + 0.8 * gen_target.random()
-            values[j] = (
-                lo + (hi - lo) * frac if hi > lo else edges[b] + (edges[b + 1] - edges[b]) * frac
-            )
+            if fits:
+                b = wanted.pop(fits[int(gen_target.integers(len(fits)))])
+                # The middle 80 % of the part of the bin this image reaches.
+                lo, hi = max(edges[b], m.low), min(edges[b + 1], m.high)
+                values[j] = lo + (hi - lo) * frac
+            else:
+                values[j] = m.low + (m.high - m.low) * frac
         aim(used, used + k, values, pooled, per_image)
         measure(used, used + k)
         used, rounds = used + k, rounds + 1

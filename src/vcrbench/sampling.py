@@ -167,6 +167,10 @@ def make_manifest(
 # --------------------------------------------------------------------------- monotone maps
 
 
+#: How far (in Δv) above its fitted top a map is extrapolated to the end of the path.
+REACH = 1.0 / (testset.BINS - 1)
+
+
 @dataclass(frozen=True)
 class MonotoneMap:
     """A non-decreasing piecewise-linear map t → Δv (isotonic fit) and its inverse."""
@@ -199,10 +203,20 @@ class MonotoneMap:
         return np.interp(t, self.t, self.v)
 
     def inverse(self, v) -> np.ndarray:
-        """t in [0, 1] whose fitted Δv is ``v`` (clamped to the fitted range)."""
-        if len(self.t) == 1:
-            return np.full(np.shape(v), float(self.t[0]))
-        return np.clip(np.interp(v, self.v, self.t), 0.0, 1.0)
+        """t in [0, 1] whose fitted Δv is ``v``.
+
+        Beyond the fitted knots the map is extended linearly to the ends of the path: down to
+        (0, 0) and up to (1, high + ``REACH``), since plateaus of the fit pull its end knots inwards
+        and the path's ends are where Δv is smallest and largest.
+        """
+        t, vals = self.t, self.v
+        if t[0] > 0 and vals[0] > 0:
+            t, vals = np.append(0.0, t), np.append(0.0, vals)
+        if t[-1] < 1:
+            t, vals = np.append(t, 1.0), np.append(vals, vals[-1] + REACH)
+        if len(t) == 1:
+            return np.full(np.shape(v), float(t[0]))
+        return np.clip(np.interp(v, vals, t), 0.0, 1.0)
 
 
 def fit_maps(
@@ -326,8 +340,8 @@ def _dv_uniform(
         pooled, per_image = maps(used)
         counts = np.bincount(testset.bin_index(dv[:used], bins), minlength=bins)[:denominator]
         short = [j for j in range(denominator) if counts[j] < min_count]
-        reach_lo = min([pooled.low, *(m.low for m in per_image.values())])
-        reach_hi = max([pooled.high, *(m.high for m in per_image.values())])
+        # Bins beyond what the pilot measured by more than REACH are out of reach.
+        reach_lo, reach_hi = np.min(dv[:used]), np.max(dv[:used]) + REACH
         short = [j for j in short if edges[j + 1] > reach_lo and edges[j] <= reach_hi]
         if not short:
             break
@@ -342,12 +356,13 @@ def _dv_uniform(
         for j, i in enumerate(range(used, used + k)):
             m = per_image.get(images[i], pooled)
             # Each sample's image is fixed: give it a wanted bin that its map reaches, if any.
-            fits = [w for w, b in enumerate(wanted) if edges[b + 1] > m.low and edges[b] < m.high]
+            top = m.high + REACH
+            fits = [w for w, b in enumerate(wanted) if edges[b + 1] > m.low and edges[b] < top]
             frac = 0.1 + 0.8 * gen_target.random()
             if fits:
                 b = wanted.pop(fits[int(gen_target.integers(len(fits)))])
                 # The middle 80 % of the part of the bin this image reaches.
-                lo, hi = max(edges[b], m.low), min(edges[b + 1], m.high)
+                lo, hi = max(edges[b], m.low), min(edges[b + 1], top)
                 values[j] = lo + (hi - lo) * frac
             else:
                 values[j] = m.low + (m.high - m.low) * frac

@@ -107,7 +107,9 @@ def main() -> None:
         }
         for name, measured in results.items():
             data[name]["measured"] = {**measured, **stamp}
-        text = HEADER + yaml.safe_dump(data, sort_keys=False, width=100, allow_unicode=True)
+        text = HEADER + yaml.safe_dump(
+            data, sort_keys=False, width=100, allow_unicode=True, default_flow_style=None
+        )
         io.write_text(text, path)
         print(f"wrote {path}")
 

@@ -1,0 +1,236 @@
+"""Shards and ImageNet-C sets: schema, Δv on the exact pixels, atomicity, coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import io, sampling, testset
+from vcrbench.corruptions import CorruptionError, Param, build_corruption, get_corruption
+from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.vif import delta_v
+
+
+@pytest.fixture(scope="module")
+def clean_set(tmp_path_factory) -> CleanSet:
+    d = tmp_path_factory.mktemp("clean")
+    prepare_clean_set(
+        read_embedded_dataset(), d / "images.npy", d / "index.parquet", resize=80, crop=72
+    )
+    return CleanSet.open(d / "images.npy", d / "index.parquet")
+
+
+@pytest.fixture(scope="module")
+def noise():
+    return get_corruption("gaussian_noise")
+
+
+@pytest.fixture(scope="module")
+def manifest(clean_set, noise):
+    return sampling.make_manifest(noise, clean_set, 20, 8, seed=0, mode="parameter-uniform")
+
+
+SHARD_COLUMNS = [
+    "sample_id",
+    "image_id",
+    "label",
+    "corruption",
+    "param.sigma",
+    "seed",
+    "vif",
+    "dv",
+    "bin",
+    "height",
+    "width",
+    "image",
+]
+
+
+def test_shard_schema_and_dv_on_the_written_pixels(tmp_path, clean_set, noise, manifest):
+    path = testset.generate_shard(
+        manifest, 1, clean_set, noise, tmp_path / "shard-00001.parquet", batch_size=3
+    )
+    shard = io.read_parquet(path)
+    assert list(shard.columns) == SHARD_COLUMNS
+    rows = manifest[manifest["shard"] == 1]
+    assert shard["sample_id"].tolist() == rows["sample_id"].tolist()
+    for col in ("image_id", "label", "seed", "param.sigma"):
+        assert shard[col].tolist() == rows[col].tolist()
+    assert (shard["corruption"] == "gaussian_noise").all()
+    assert (shard["height"] == 72).all() and (shard["width"] == 72).all()
+    images = io.decode_images(shard)
+    clean = clean_set.images(shard["image_id"].tolist())
+    vif, dv = delta_v(clean, images)
+    np.testing.assert_array_equal(shard["vif"], vif)
+    np.testing.assert_array_equal(shard["dv"], dv)
+    assert (shard["bin"] == np.floor(shard["dv"] * 39)).all()
+    # The stored pixels are the corruption's output for the stored parameters and seed.
+    for i in range(len(shard)):
+        expected = noise.apply(clean[i], {"sigma": shard["param.sigma"][i]}, int(shard["seed"][i]))
+        np.testing.assert_array_equal(images[i], expected)
+    meta = io.read_metadata(path)
+    assert meta["corruption"]["name"] == "gaussian_noise" and meta["n"] == len(shard)
+
+
+def test_shards_are_byte_identical_when_regenerated(tmp_path, clean_set, noise, manifest):
+    a = testset.generate_shard(manifest, 0, clean_set, noise, tmp_path / "a.parquet")
+    b = testset.generate_shard(manifest, 0, clean_set, noise, tmp_path / "b.parquet")
+    assert a.read_bytes() == b.read_bytes()
+    # A manifest written and read back (as the workflow does) gives the same shard.
+    io.write_parquet(manifest, tmp_path / "manifest.parquet")
+    again = io.read_parquet(tmp_path / "manifest.parquet")
+    c = testset.generate_shard(again, 0, clean_set, noise, tmp_path / "c.parquet")
+    assert a.read_bytes() == c.read_bytes()
+
+
+def test_failure_mid_shard_leaves_no_file_and_other_shards_intact(tmp_path, clean_set, manifest):
+    state = {"armed": False, "calls": 0}
+
+    def flaky(image, params, rng):
+        if state["armed"]:
+            state["calls"] += 1
+            if state["calls"] == 3:  # the second batch of two
+                raise RuntimeError("simulated crash in the middle of a shard")
+        return image * (1 - params["sigma"] / 16)
+
+    c = build_corruption(
+        "gaussian_noise",
+        flaky,
+        [Param("sigma", 0.0, (0.0, 16.0))],
+        source="user",
+        domain={"sigma": [0, 16]},
+    )
+    out = tmp_path / "testsets"
+    first = testset.generate_shard(
+        manifest, 0, clean_set, c, out / "shard-00000.parquet", batch_size=2
+    )
+    before = first.read_bytes()
+    state["armed"] = True
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        testset.generate_shard(manifest, 1, clean_set, c, out / "shard-00001.parquet", batch_size=2)
+    assert sorted(p.name for p in out.iterdir()) == ["shard-00000.parquet"]  # no temporary left
+    assert first.read_bytes() == before
+    # Rerunning the failed shard alone completes it.
+    state["armed"] = False
+    testset.generate_shard(manifest, 1, clean_set, c, out / "shard-00001.parquet", batch_size=2)
+    assert len(io.read_parquet(out / "shard-00001.parquet")) == 8
+
+
+def test_out_of_domain_parameter_in_a_manifest_is_named(tmp_path, clean_set, noise, manifest):
+    bad = manifest.copy()
+    bad.loc[bad.index[9], "param.sigma"] = 99.0
+    with pytest.raises(
+        CorruptionError, match=r"'gaussian_noise'.*'sigma' = 99.0 is outside its domain"
+    ):
+        testset.generate_shard(bad, 1, clean_set, noise, tmp_path / "s.parquet")
+    assert not (tmp_path / "s.parquet").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_manifest_of_another_corruption_or_missing_shard_is_refused(
+    tmp_path, clean_set, noise, manifest
+):
+    with pytest.raises(ValueError, match=r"\['param.sigma'\] do not match corruption 'blur'"):
+        testset.generate_shard(
+            manifest, 0, clean_set, get_corruption("blur"), tmp_path / "x.parquet"
+        )
+    with pytest.raises(ValueError, match="shard 7 of corruption 'gaussian_noise' is empty"):
+        testset.generate_shard(manifest, 7, clean_set, noise, tmp_path / "x.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_imagenet_c_set(tmp_path, clean_set):
+    c = get_corruption("defocus_blur", {"domain": {"radius": [0, 2]}})  # excludes the severities
+    path = testset.generate_imagenet_c(c, clean_set, tmp_path / "ic.parquet", seed=0, n_images=4)
+    df = io.read_parquet(path)
+    assert list(df.columns) == [
+        "sample_id",
+        "image_id",
+        "label",
+        "corruption",
+        "param.radius",
+        "param.alias_blur",
+        "severity",
+        "seed",
+        "vif",
+        "dv",
+        "bin",
+        "height",
+        "width",
+        "image",
+    ]
+    assert len(df) == 20 and df["sample_id"].tolist() == list(range(20))
+    assert df.groupby("severity")["image_id"].apply(list).map(tuple).nunique() == 1
+    for sev, params in enumerate(c.imagenet_c, start=1):
+        rows = df[df["severity"] == sev]
+        assert (rows["param.radius"] == params["radius"]).all()
+        assert (rows["param.alias_blur"] == params["alias_blur"]).all()
+    # Δv grows with severity for every image (defocus blur is deterministic).
+    table = df.pivot(index="image_id", columns="severity", values="dv")
+    assert (table.diff(axis=1).iloc[:, 1:] > 0).all().all()
+    with pytest.raises(ValueError, match="'blur' has no ImageNet-C severities"):
+        testset.generate_imagenet_c(get_corruption("blur"), clean_set, tmp_path / "b.parquet")
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+def test_bin_index_and_scaled_min_count():
+    assert testset.bin_index([0.0, 0.02, 1 / 39, 0.5, 0.9999, 1.0]).tolist() == [
+        0,
+        0,
+        1,
+        19,
+        38,
+        39,
+    ]
+    with pytest.raises(ValueError, match="NaN"):
+        testset.bin_index([0.1, np.nan])
+    assert testset.scaled_min_count(50_000) == 20
+    assert testset.scaled_min_count(100_000) == 40
+    assert testset.scaled_min_count(10_000) == 4
+    assert testset.scaled_min_count(2_500) == 1
+    assert testset.scaled_min_count(10) == 1
+
+
+def test_coverage_counts_bins_and_uses_the_denominator():
+    dv = np.concatenate([np.full(20, 0.01), np.full(19, 0.5), np.full(25, 1.0), np.full(20, 0.99)])
+    res = testset.coverage(dv, min_count=20)
+    assert res["covered_bins"] == 2  # bins 0 and 38; bin 19 has 19; bin 39 (dv = 1) not counted
+    assert res["coverage"] == pytest.approx(2 / 39)
+    assert res["counts"][39] == 25 and res["n_images"] == len(dv)
+    assert testset.coverage(dv, min_count=20, denominator=40)["covered_bins"] == 3
+    assert testset.coverage(dv, min_count=19)["covered_bins"] == 3
+    full = testset.coverage(np.linspace(0, 0.9999, 39 * 5), min_count=5)
+    assert full["coverage"] == 1.0
+    with pytest.raises(ValueError, match="denominator"):
+        testset.coverage(dv, denominator=41)
+
+
+def test_coverage_table_and_histograms_from_files(tmp_path, clean_set, noise, manifest):
+    shards = [
+        testset.generate_shard(manifest, s, clean_set, noise, tmp_path / f"shard-{s:05d}.parquet")
+        for s in range(3)
+    ]
+    ic = testset.generate_imagenet_c(noise, clean_set, tmp_path / "ic.parquet", n_images=3)
+    table = testset.coverage_table({"gaussian_noise": shards}, {"gaussian_noise": ic})
+    assert list(table.columns) == [
+        "corruption",
+        "source",
+        "n_images",
+        "coverage",
+        "covered_bins",
+        "bins",
+        "min_count",
+        "denominator",
+    ]
+    assert table["source"].tolist() == ["vcr", "imagenet-c"]
+    assert table["n_images"].tolist() == [20, 15]
+    dv = pd.concat([io.read_parquet(p, columns=["dv"]) for p in shards])["dv"]
+    assert table["covered_bins"][0] == testset.coverage(dv, min_count=1)["covered_bins"]
+    hist = testset.dv_histograms({"gaussian_noise": shards}, {"gaussian_noise": ic})
+    assert len(hist) == 80 and hist.groupby("source")["count"].sum().to_dict() == {
+        "imagenet-c": 15,
+        "vcr": 20,
+    }
+    assert hist.groupby("source")["fraction"].sum().round(12).tolist() == [1.0, 1.0]

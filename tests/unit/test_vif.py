@@ -52,6 +52,13 @@ def test_luma_is_bt601_in_float_on_the_0_255_scale():
     np.testing.assert_allclose(y[0], [76.245, 149.685, 29.07, 1.815, 255.0], rtol=0, atol=1e-12)
 
 
+def test_luma_equals_the_float_formula_exactly():
+    rgb = np.random.default_rng(0).integers(0, 256, (2, 31, 17, 3), dtype=np.uint8)
+    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
+    np.testing.assert_array_equal(V.luma(rgb), 0.299 * r + 0.587 * g + 0.114 * b)
+    np.testing.assert_array_equal(V.luma(rgb[:, ::2]), V.luma(np.ascontiguousarray(rgb[:, ::2])))
+
+
 def test_luma_rejects_non_uint8_and_non_rgb():
     with pytest.raises(TypeError, match="uint8"):
         V.luma(np.zeros((4, 4, 3), np.float32))
@@ -286,3 +293,12 @@ def test_bad_input_gives_clear_errors(astronaut):
         V.vif(x[: side - 1], x[: side - 1])
     with pytest.raises(ValueError, match="batch_size"):
         V.vif(x, x, batch_size=0)
+
+
+def test_missing_cuda_device_is_a_clear_error(astronaut):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    x = V.luma(astronaut)
+    with pytest.raises(ValueError, match="sees no CUDA device"):
+        V.vif(x, x, device="cuda")

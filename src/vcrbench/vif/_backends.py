@@ -1,8 +1,9 @@
 """Array back-ends: numpy/scipy (+ numba kernels) on the CPU, or torch on any torch device.
 
 The algorithm in ``_pyramid`` and ``_stats`` is written once against the small set of operations
-below; the two statistics that cost many passes over a band have a compiled kernel on the numpy
-side (``_kernels``) and an array-operation version on the torch side (``_stats``).
+below. The steps that would cost numpy many passes over a band (padding, spectrum products,
+neighbourhood and window statistics, GSM multipliers) are compiled kernels on the numpy side
+(``_kernels``) and the array-operation versions of ``_pyramid`` / ``_stats`` on the torch side.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ class NumpyBackend:
 
     name = "numpy"
     float64 = np.float64
+    complex128 = np.complex128
 
     def __init__(self):
         import scipy.fft
@@ -26,9 +28,6 @@ class NumpyBackend:
 
     def asarray(self, a, dtype):
         return np.asarray(a, dtype=dtype)
-
-    def complex_dtype(self, precision: str):
-        return np.complex128 if precision == "float64" else np.complex64
 
     def filter_level(self, spec, band_spec, lo_spec):
         from . import _kernels
@@ -64,9 +63,6 @@ class NumpyBackend:
 
     def cast(self, a, dtype):
         return a.astype(dtype, copy=False)
-
-    def real(self, a):
-        return a.real
 
     def blocks(self, band, nb_r, nb_c):
         """(..., 3 nb_r, 3 nb_c) -> (..., nb_r nb_c, 9) float64: the 3x3 blocks as rows."""
@@ -126,12 +122,17 @@ class NumpyBackend:
         _kernels.band_statistics(
             flat, win, off, _kernels.DISPLACEMENTS, _pair_table(), sums, second, moments
         )
-        moments = moments.reshape(lead + (5, nb_r, nb_c)) / float(win * win)
+        moments /= float(win * win)
         return (
             sums.reshape(lead + (9,)),
             second.reshape(lead + (9, 9)),
-            tuple(moments[..., q, :, :] for q in range(5)),
+            moments.reshape(lead + (5, nb_r, nb_c)),
         )
+
+    def information(self, moments, s, lam, win: int, variant):
+        from ._stats import band_information
+
+        return band_information(self, moments, s, lam, win, variant)
 
     def gsm_multipliers(self, bands, off: int, lam, vec):
         from . import _kernels
@@ -164,7 +165,10 @@ class TorchBackend:
 
         self.torch = torch
         self.device = torch.device(device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device {device!r}: torch {torch.__version__} sees no CUDA device")
         self.float64 = torch.float64
+        self.complex128 = torch.complex128
         self._spectra: dict = {}
 
     def asarray(self, a, dtype):
@@ -173,9 +177,6 @@ class TorchBackend:
         if isinstance(a, t.Tensor):
             return a.to(device=self.device, dtype=dtype)
         return t.as_tensor(np.asarray(a), device=self.device).to(dtype)
-
-    def complex_dtype(self, precision: str):
-        return self.torch.complex128 if precision == "float64" else self.torch.complex64
 
     def filter_level(self, spec, band_spec, lo_spec):
         from ._pyramid import filter_level
@@ -203,9 +204,6 @@ class TorchBackend:
 
     def cast(self, a, dtype):
         return a.to(dtype)
-
-    def real(self, a):
-        return a.real
 
     def blocks(self, band, nb_r, nb_c):
         b = band.reshape(band.shape[:-2] + (nb_r, 3, nb_c, 3))
@@ -256,6 +254,11 @@ class TorchBackend:
         from ._stats import gsm_multipliers
 
         return gsm_multipliers(self, bands, off, lam, vec)
+
+    def information(self, moments, s, lam, win: int, variant):
+        from ._stats import band_information
+
+        return band_information(self, moments, s, lam, win, variant)
 
 
 @functools.lru_cache(maxsize=8)

@@ -31,6 +31,17 @@ def pair_table() -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
+def luma(rgb, weights, out):  # pragma: no cover - compiled
+    """out = w0 R + w1 G + w2 B in float64 (the same operations, in the same order, as numpy's
+    ``w0 * R + w1 * G + w2 * B``). rgb (P, 3) uint8, out (P,)."""
+    w0, w1, w2 = weights[0], weights[1], weights[2]
+    for i in range(rgb.shape[0]):
+        out[i] = (
+            w0 * np.float64(rgb[i, 0]) + w1 * np.float64(rgb[i, 1]) + w2 * np.float64(rgb[i, 2])
+        )
+
+
+@numba.njit(cache=True, nogil=True)
 def _reflected(i, n, r, length):  # pragma: no cover - compiled
     """Source sample of padded index i: the signal (0 <= i < n), its reflection about the last
     sample (n <= i < n + r), the wrapped-around reflection about sample 0 (length - r <= i), or
@@ -116,17 +127,28 @@ def filter_decimated(spec, lo_spec, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _window_sums(acc, first, win, nb_c, out):  # pragma: no cover - compiled
-    """out[j] = acc[first + 3j : first + 3j + win].sum(), sliding by 3."""
-    s = 0.0
-    for c in range(first, first + win):
-        s += acc[c]
-    out[0] = s
-    for j in range(1, nb_c):
-        c_in = first + 3 * (j - 1) + win
-        c_out = first + 3 * (j - 1)
-        s += acc[c_in] + acc[c_in + 1] + acc[c_in + 2]
-        s -= acc[c_out] + acc[c_out + 1] + acc[c_out + 2]
+def _window_sums(acc, first, win, nb_c, blocks, out):  # pragma: no cover - compiled
+    """out[j] = acc[first + 3j : first + 3j + win].sum() for j < nb_c.
+
+    The window is a run of whole 3-column blocks plus at most one column at each end, so sums
+    of blocks (``blocks``, scratch) and a few shifted additions give every j independently.
+    """
+    lead = (-first) % 3
+    n_whole = (win - lead) // 3
+    trail = win - lead - 3 * n_whole
+    j0 = (first + lead) // 3
+    n_blocks = nb_c + n_whole - 1
+    for b in range(n_blocks):
+        c = 3 * (j0 + b)
+        blocks[b] = acc[c] + acc[c + 1] + acc[c + 2]
+    for j in range(nb_c):
+        s = blocks[j]
+        for m in range(1, n_whole):
+            s += blocks[j + m]
+        if lead:
+            s += acc[first + 3 * j]
+        if trail:
+            s += acc[first + lead + 3 * n_whole + 3 * j]
         out[j] = s
 
 
@@ -157,6 +179,7 @@ def band_statistics(
     edge = np.empty((n_d, 4, w))  # rows 0, 1, h-2, h-1 of the same products
     core_x = np.empty(w)
     acc = np.empty((5, w))
+    blocks = np.empty(w)
     edge_rows = (0, 1, h - 2, h - 1)
     for k in range(n_img):
         for r in range(h):
@@ -224,15 +247,16 @@ def band_statistics(
                 second[k, b, a] = s
         # -- window moments of x and e
         acc[:] = 0.0
+        a0, a1, a2, a3, a4 = acc[0], acc[1], acc[2], acc[3], acc[4]  # 1-D rows: vectorised loops
         for r in range(first, first + win):
             xr = x[r]
             er = e[r]
             for c in range(w):
-                acc[0, c] += xr[c]
-                acc[1, c] += er[c]
-                acc[2, c] += xr[c] * xr[c]
-                acc[3, c] += er[c] * er[c]
-                acc[4, c] += xr[c] * er[c]
+                a0[c] += xr[c]
+                a1[c] += er[c]
+                a2[c] += xr[c] * xr[c]
+                a3[c] += er[c] * er[c]
+                a4[c] += xr[c] * er[c]
         for i in range(nb_r):
             if i > 0:
                 for t in range(3):
@@ -243,13 +267,13 @@ def band_statistics(
                     xo = x[r_out]
                     eo = e[r_out]
                     for c in range(w):
-                        acc[0, c] += xi[c] - xo[c]
-                        acc[1, c] += ei[c] - eo[c]
-                        acc[2, c] += xi[c] * xi[c] - xo[c] * xo[c]
-                        acc[3, c] += ei[c] * ei[c] - eo[c] * eo[c]
-                        acc[4, c] += xi[c] * ei[c] - xo[c] * eo[c]
+                        a0[c] += xi[c] - xo[c]
+                        a1[c] += ei[c] - eo[c]
+                        a2[c] += xi[c] * xi[c] - xo[c] * xo[c]
+                        a3[c] += ei[c] * ei[c] - eo[c] * eo[c]
+                        a4[c] += xi[c] * ei[c] - xo[c] * eo[c]
             for q in range(5):
-                _window_sums(acc[q], first, win, nb_c, moments[k, q, i])
+                _window_sums(acc[q], first, win, nb_c, blocks, moments[k, q, i])
 
 
 @numba.njit(cache=True, nogil=True)

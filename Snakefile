@@ -1,6 +1,8 @@
 # VCR-Bench: visually-continuous corruption robustness of image classifiers, against humans.
 # The Snakefile is a table of contents; every stage is one file in rules/, all logic is in the
 # `vcrbench` library (src/vcrbench), and scripts in workflow/scripts/ are thin.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -11,7 +13,10 @@ min_version("9.0")
 # models and corruptions to every other experiment).
 if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: Path(workflow.basedir) / "config" / "config.yaml"
+
+
+report: "report/workflow.rst"
 
 
 include: "rules/common.smk"

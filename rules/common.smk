@@ -15,6 +15,10 @@ except vconfig.ConfigError as exc:
 CORRUPTIONS = vconfig.corruption_names(config)
 MODELS = vconfig.model_names(config)
 IMAGENET_C = vconfig.imagenet_c_corruptions(config)
+HUMANS = vconfig.humans_settings(config)
+HUMAN_REFERENCES = vconfig.human_references(config)  # corruption -> (reference, how)
+HUMAN_REFS = vconfig.references_in_use(config)
+GEIRHOS_REFS = vconfig.geirhos_references(config)
 
 CLEAN_IMAGES = "results/dataset/images.npy"
 CLEAN_INDEX = "results/dataset/index.parquet"
@@ -29,6 +33,7 @@ wildcard_constraints:
     model=_alternatives(MODELS),
     shard=r"\d{5}",
     group=r"\d{5}",
+    reference=_alternatives(HUMAN_REFS) if HUMAN_REFS else r"(?!)",
 
 
 # --------------------------------------------------------------------------- input functions
@@ -97,12 +102,52 @@ def corruption_n_samples(wildcards):
 
 def model_entry(wildcards):
     """The config entry of one model (only it: adding a model reruns nothing of the others)."""
-    return dict(config["models"][wildcards.model])
+    return vconfig.model_entries(config)[wildcards.model]
+
+
+def model_weights(wildcards):
+    return vconfig.model_weights(config, wildcards.model)
+
+
+def human_reference(wildcards):
+    """Name, provenance and folder of the human reference of a corruption (None if it has none)."""
+    name, how = HUMAN_REFERENCES[wildcards.corruption]
+    return {"name": name, "how": how, "dir": f"results/humans/{name}" if name else None}
+
+
+def human_reference_files(wildcards):
+    name, _ = HUMAN_REFERENCES[wildcards.corruption]
+    if name is None:
+        return []
+    return expand(
+        "results/humans/{reference}/{table}.parquet",
+        reference=name,
+        table=["bins", "curves", "summary", "replicates"],
+    )
+
+
+def human_reference_entry(wildcards):
+    return dict(HUMANS["references"][wildcards.reference])
+
+
+def human_mapping_options(wildcards):
+    from vcrbench.humans.stages import mapping_options
+
+    return mapping_options(HUMANS, wildcards.reference)
+
+
+def human_reference_corruption_options(wildcards):
+    """Config options of the corruption a reference holds (only it: adding other corruptions
+    does not redo the mapping)."""
+    from vcrbench.humans.transfer import reference_corruption
+
+    entry = HUMANS["references"][wildcards.reference]
+    corruption = reference_corruption(wildcards.reference, entry)
+    return {corruption: dict(config["corruptions"].get(corruption) or {})}
 
 
 def final_outputs(wildcards=None):
-    return [
-        "results/tables/coverage.csv",
-        "results/tables/vcr_metrics.csv",
-        *figure_outputs(),
-    ]
+    outputs = ["results/tables/coverage.csv", "results/tables/vcr_metrics.csv"]
+    if GEIRHOS_REFS:
+        outputs.append("results/tables/geirhos_dnn_vs_humans.csv")
+    return outputs + figure_outputs()

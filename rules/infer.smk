@@ -7,11 +7,13 @@ rule predict_clean:
     input:
         images=CLEAN_IMAGES,
         index=CLEAN_INDEX,
+        weights=model_weights,
     output:
         "results/predictions/{model}/clean.parquet",
     params:
         model=model_entry,
         inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     threads: 2
     resources:
         mem_mb=8000,
@@ -26,12 +28,14 @@ rule predict_clean:
 
 rule predict_group:
     input:
-        group_shard_files,
+        shards=group_shard_files,
+        weights=model_weights,
     output:
         "results/predictions/{model}/{corruption}/group-{group}.parquet",
     params:
         model=model_entry,
         inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     threads: 2
     resources:
         mem_mb=8000,
@@ -46,12 +50,14 @@ rule predict_group:
 
 rule predict_imagenet_c:
     input:
-        "results/imagenet-c/{corruption}.parquet",
+        shards="results/imagenet-c/{corruption}.parquet",
+        weights=model_weights,
     output:
         "results/predictions/{model}/imagenet-c/{corruption}.parquet",
     params:
         model=model_entry,
         inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     threads: 2
     resources:
         mem_mb=8000,

@@ -71,8 +71,28 @@ def corruption_names(config: Mapping) -> list[str]:
     return list(config["corruptions"])
 
 
+def model_entries(config: Mapping) -> dict[str, dict]:
+    """Every model to evaluate: the configured ones plus those the workflow fine-tunes
+    (``retrain``), whose entries point at checkpoints the workflow writes."""
+    from vcrbench.retrain import derived_model_entries
+
+    entries = {name: dict(entry) for name, entry in config["models"].items()}
+    for name, entry in derived_model_entries(config).items():
+        if name in entries:
+            raise ConfigError(f"config key 'retrain': model name {name!r} is already in models")
+        entries[name] = entry
+    return entries
+
+
 def model_names(config: Mapping) -> list[str]:
-    return list(config["models"])
+    return list(model_entries(config))
+
+
+def model_weights(config: Mapping, model: str) -> list[str]:
+    """Weight files a model's predictions depend on (its ``checkpoint``, if any): a missing
+    file then stops the run naming it, and a changed one reruns that model's jobs only."""
+    checkpoint = model_entries(config)[model].get("checkpoint")
+    return [checkpoint] if checkpoint else []
 
 
 def corruption_options(config: Mapping, corruption: str) -> dict:
@@ -120,6 +140,38 @@ def imagenet_c_corruptions(config: Mapping) -> list[str]:
     ]
 
 
+def humans_settings(config: Mapping) -> dict:
+    """The ``humans`` block with its defaults (see docs/humans.md)."""
+    from vcrbench.humans.stages import DEFAULTS
+
+    given = dict(config.get("humans") or {})
+    out = {**DEFAULTS, **given}
+    out["mapping"] = {**DEFAULTS["mapping"], **(given.get("mapping") or {})}
+    return out
+
+
+def human_references(config: Mapping) -> dict[str, tuple[str | None, str | None]]:
+    """``{corruption: (reference, how)}`` for every configured corruption (None: no reference)."""
+    from vcrbench.humans.stages import reference_table
+
+    table = reference_table({**config, "humans": humans_settings(config)})
+    return {r.corruption: (r.reference, r.how) for r in table.itertuples(index=False)}
+
+
+def references_in_use(config: Mapping) -> list[str]:
+    """Human references the run needs: those of configured corruptions, plus the Geirhos ones
+    when the DNN table is requested."""
+    used = {ref for ref, _ in human_references(config).values() if ref}
+    return sorted(used | set(geirhos_references(config)))
+
+
+def geirhos_references(config: Mapping) -> list[str]:
+    humans = humans_settings(config)
+    if not humans["dnn_table"]:
+        return []
+    return sorted(n for n, r in humans["references"].items() if r.get("kind") == "geirhos2018")
+
+
 def scaled_min_count(config: Mapping, n: int) -> int:
     cov = config["coverage"]
     return max(1, round(cov["min_count"] * n / cov["reference_n"]))
@@ -133,6 +185,7 @@ def check(config: Mapping) -> None:
     _check_dataset(config.get("dataset", {}))
     _check_corruptions(config)
     _check_models(config)
+    _check_humans(config)
     sampling = config.get("sampling", {})
     if sampling.get("shard_size", 1) < 1:
         raise ConfigError("config key 'sampling.shard_size': must be at least 1")
@@ -176,8 +229,28 @@ def _check_corruptions(config: Mapping) -> None:
 def _check_models(config: Mapping) -> None:
     from vcrbench.models import ModelSpec
 
-    for name, entry in (config.get("models") or {}).items():
+    entries = model_entries(config) if config.get("models") else {}
+    for name, entry in entries.items():
         try:
             ModelSpec.from_config(name, entry)
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"config key 'models.{name}': {exc}") from exc
+
+
+def _check_humans(config: Mapping) -> None:
+    from vcrbench.humans.schema import HumanDataError
+    from vcrbench.humans.stages import mapping_options
+    from vcrbench.humans.transfer import HumanReferenceError
+
+    try:
+        humans = humans_settings(config)
+        for name, ref in humans["references"].items():
+            mapping_options(humans, name)
+            if ref.get("kind") == "trials" and not Path(ref.get("path", "")).is_file():
+                raise ConfigError(
+                    f"config key 'humans.references.{name}.path': file {ref.get('path')} does not exist"
+                )
+        human_references(config)
+    except (HumanReferenceError, HumanDataError) as exc:
+        msg = str(exc)
+        raise ConfigError(msg if msg.startswith("config key") else f"config key 'humans': {msg}") from exc

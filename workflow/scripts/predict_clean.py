@@ -15,4 +15,5 @@ with logs.job_log(snakemake.log[0]):
         device=inf["device"],
         num_workers=inf["num_workers"],
         precision=inf["precision"],
+        label_space=snakemake.params.label_space,
     )

@@ -1,0 +1,1 @@
+# Retraining with VCR data (Section 4.3 of the paper).

@@ -1,0 +1,23 @@
+"""Table 2 (coverage of dv, VCR vs ImageNet-C) and the dv histograms behind Fig. 4/11."""
+
+from collections import defaultdict
+from pathlib import Path
+
+from vcrbench import io, logs, testset
+
+with logs.job_log(snakemake.log[0]):
+    cov = snakemake.params.coverage
+    vcr = defaultdict(list)
+    for path in snakemake.input.shards:  # results/testsets/{corruption}/shard-*.parquet
+        vcr[Path(path).parent.name].append(path)
+    imagenet_c = {Path(p).stem: p for p in snakemake.input.imagenet_c}
+    table = testset.coverage_table(
+        vcr,
+        imagenet_c,
+        bins=cov["bins"],
+        min_count=cov["min_count"],
+        reference_n=cov["reference_n"],
+        denominator=cov["denominator"],
+    )
+    io.write_csv(table, snakemake.output.csv)
+    io.write_csv(testset.dv_histograms(vcr, imagenet_c, bins=cov["bins"]), snakemake.output.histograms)

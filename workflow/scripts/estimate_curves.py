@@ -1,0 +1,24 @@
+"""Curves, R_a/R_p and HMRI/MRSI of one model on one corruption."""
+
+from pathlib import Path
+
+from vcrbench import evaluate, logs
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    p = snakemake.params
+    ref = p.reference
+    evaluate.evaluate(
+        list(snakemake.input.predictions),
+        snakemake.input.clean,
+        Path(snakemake.output.metrics).parent,
+        model=snakemake.wildcards.model,
+        corruption=snakemake.wildcards.corruption,
+        settings=p.settings,
+        seed=p.seed,
+        dataset_label_space=p.dataset_label_space,
+        label_spaces=p.settings["label_spaces"],
+        reference=ref["name"],
+        reference_how=ref["how"],
+        reference_dir=ref["dir"],
+    )

@@ -1,0 +1,21 @@
+"""HMRI/MRSI of Geirhos et al.'s networks against Geirhos et al.'s humans (no GPU needed)."""
+
+from pathlib import Path
+
+from vcrbench import logs
+from vcrbench.humans import stages
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    p = snakemake.params
+    refs = list(p.references)
+    stages.geirhos_dnn_table(
+        p.references,
+        dict(zip(refs, snakemake.input.conditions, strict=True)),
+        {r: Path(c).parent for r, c in zip(refs, snakemake.input.curves, strict=True)},
+        snakemake.output[0],
+        settings=p.settings,
+        seed=p.seed,
+        anchor=p.anchor,
+        placement=p.placement,
+    )

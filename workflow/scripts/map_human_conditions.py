@@ -1,0 +1,19 @@
+"""The dv distribution of each fixed condition of a human reference, on this dataset's images."""
+
+from vcrbench import logs
+from vcrbench.humans import stages
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    p = snakemake.params
+    stages.map_conditions(
+        snakemake.input.trials,
+        snakemake.input.images,
+        snakemake.input.index,
+        snakemake.output[0],
+        reference_name=snakemake.wildcards.reference,
+        seed=p.seed,
+        vif_variant=p.vif_variant,
+        corruptions_config=p.corruptions,
+        **p.mapping,
+    )

@@ -20,6 +20,9 @@ HUMAN_REFERENCES = vconfig.human_references(config)  # corruption -> (reference,
 HUMAN_REFS = vconfig.references_in_use(config)
 GEIRHOS_REFS = vconfig.geirhos_references(config)
 
+# The software of every rule (for `--software-deployment-method conda`; relative to rules/).
+VCRBENCH_ENV = "../envs/vcrbench.yaml"
+
 CLEAN_IMAGES = "results/dataset/images.npy"
 CLEAN_INDEX = "results/dataset/index.parquet"
 

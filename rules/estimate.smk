@@ -11,19 +11,21 @@ rule estimate_curves:
         bins="results/estimates/{model}/{corruption}/bins.parquet",
         curves="results/estimates/{model}/{corruption}/curves.parquet",
         metrics="results/estimates/{model}/{corruption}/metrics.parquet",
+    log:
+        "results/logs/estimate_curves/{model}/{corruption}.log",
+    benchmark:
+        "results/benchmarks/estimate_curves/{model}/{corruption}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         settings=config["estimation"],
         seed=config["seed"],
         dataset_label_space=config["dataset"]["label_space"],
         reference=human_reference,
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    log:
-        "results/logs/estimate_curves/{model}/{corruption}.log",
-    benchmark:
-        "results/benchmarks/estimate_curves/{model}/{corruption}.tsv"
     script:
         "../workflow/scripts/estimate_curves.py"
 
@@ -37,13 +39,15 @@ rule collect_metrics:
             caption="../report/vcr_metrics.rst",
             category="Tables",
         ),
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     log:
         "results/logs/collect_metrics/collect_metrics.log",
     benchmark:
         "results/benchmarks/collect_metrics/collect_metrics.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
     script:
         "../workflow/scripts/collect_metrics.py"

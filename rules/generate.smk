@@ -6,16 +6,18 @@ rule prepare_clean_set:
     output:
         images=CLEAN_IMAGES,
         index=CLEAN_INDEX,
-    params:
-        dataset=config["dataset"],
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=120,
     log:
         "results/logs/prepare_clean_set/clean_set.log",
     benchmark:
         "results/benchmarks/prepare_clean_set/clean_set.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        dataset=config["dataset"],
     script:
         "../workflow/scripts/prepare_clean_set.py"
 
@@ -26,6 +28,16 @@ rule sample_manifest:
         index=CLEAN_INDEX,
     output:
         "results/testsets/{corruption}/manifest.parquet",
+    log:
+        "results/logs/sample_manifest/{corruption}.log",
+    benchmark:
+        "results/benchmarks/sample_manifest/{corruption}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
     params:
         corruption=corruption_params,
         n_samples=corruption_n_samples,
@@ -34,14 +46,6 @@ rule sample_manifest:
         options=config["sampling"]["options"],
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
-    log:
-        "results/logs/sample_manifest/{corruption}.log",
-    benchmark:
-        "results/benchmarks/sample_manifest/{corruption}.tsv"
     script:
         "../workflow/scripts/sample_manifest.py"
 
@@ -53,17 +57,19 @@ rule generate_shard:
         index=CLEAN_INDEX,
     output:
         "results/testsets/{corruption}/shard-{shard}.parquet",
-    params:
-        corruption=corruption_params,
-        vif_variant=config["vif"]["variant"],
-    threads: 1
-    resources:
-        mem_mb=3000,
-        runtime=60,
     log:
         "results/logs/generate_shard/{corruption}/shard-{shard}.log",
     benchmark:
         "results/benchmarks/generate_shard/{corruption}/shard-{shard}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    params:
+        corruption=corruption_params,
+        vif_variant=config["vif"]["variant"],
     script:
         "../workflow/scripts/generate_shard.py"
 
@@ -74,19 +80,21 @@ rule generate_imagenet_c:
         index=CLEAN_INDEX,
     output:
         "results/imagenet-c/{corruption}.parquet",
+    log:
+        "results/logs/generate_imagenet_c/{corruption}.log",
+    benchmark:
+        "results/benchmarks/generate_imagenet_c/{corruption}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
     params:
         corruption=corruption_params,
         n_images=config["imagenet_c"]["n_images"],
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=120,
-    log:
-        "results/logs/generate_imagenet_c/{corruption}.log",
-    benchmark:
-        "results/benchmarks/generate_imagenet_c/{corruption}.tsv"
     script:
         "../workflow/scripts/generate_imagenet_c.py"
 
@@ -98,16 +106,18 @@ rule coverage_table:
     output:
         csv="results/tables/coverage.csv",
         histograms="results/tables/dv_histograms.csv",
-    params:
-        corruptions=CORRUPTIONS,
-        coverage=config["coverage"],
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
     log:
         "results/logs/coverage_table/coverage.log",
     benchmark:
         "results/benchmarks/coverage_table/coverage.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        corruptions=CORRUPTIONS,
+        coverage=config["coverage"],
     script:
         "../workflow/scripts/coverage_table.py"

@@ -6,16 +6,18 @@
 rule ingest_human_reference:
     output:
         "results/humans/{reference}/trials.parquet",
-    params:
-        entry=human_reference_entry,
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     log:
         "results/logs/ingest_human_reference/{reference}.log",
     benchmark:
         "results/benchmarks/ingest_human_reference/{reference}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        entry=human_reference_entry,
     script:
         "../workflow/scripts/ingest_human_reference.py"
 
@@ -27,19 +29,21 @@ rule map_human_conditions:
         index=CLEAN_INDEX,
     output:
         "results/humans/{reference}/conditions.parquet",
+    log:
+        "results/logs/map_human_conditions/{reference}.log",
+    benchmark:
+        "results/benchmarks/map_human_conditions/{reference}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
         mapping=human_mapping_options,
         corruptions=human_reference_corruption_options,
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    log:
-        "results/logs/map_human_conditions/{reference}.log",
-    benchmark:
-        "results/benchmarks/map_human_conditions/{reference}.tsv"
     script:
         "../workflow/scripts/map_human_conditions.py"
 
@@ -53,46 +57,54 @@ rule estimate_human_curves:
             "results/humans/{{reference}}/{table}.parquet",
             table=["bins", "curves", "summary", "replicates"],
         ),
+    log:
+        "results/logs/estimate_human_curves/{reference}.log",
+    benchmark:
+        "results/benchmarks/estimate_human_curves/{reference}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         settings=config["estimation"],
         seed=config["seed"],
         anchor=HUMANS["anchor"],
         placement=HUMANS["placement"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    log:
-        "results/logs/estimate_human_curves/{reference}.log",
-    benchmark:
-        "results/benchmarks/estimate_human_curves/{reference}.tsv"
     script:
         "../workflow/scripts/estimate_human_curves.py"
 
 
 rule geirhos_dnn_table:
     input:
-        conditions=expand("results/humans/{reference}/conditions.parquet", reference=GEIRHOS_REFS),
-        curves=expand("results/humans/{reference}/curves.parquet", reference=GEIRHOS_REFS),
+        conditions=expand(
+            "results/humans/{reference}/conditions.parquet", reference=GEIRHOS_REFS
+        ),
+        curves=expand(
+            "results/humans/{reference}/curves.parquet", reference=GEIRHOS_REFS
+        ),
     output:
         report(
             "results/tables/geirhos_dnn_vs_humans.csv",
             caption="../report/geirhos_dnn_vs_humans.rst",
             category="Tables",
         ),
+    log:
+        "results/logs/geirhos_dnn_table/geirhos_dnn_table.log",
+    benchmark:
+        "results/benchmarks/geirhos_dnn_table/geirhos_dnn_table.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         references={r: HUMANS["references"][r] for r in GEIRHOS_REFS},
         settings=config["estimation"],
         seed=config["seed"],
         anchor=HUMANS["anchor"],
         placement=HUMANS["placement"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    log:
-        "results/logs/geirhos_dnn_table/geirhos_dnn_table.log",
-    benchmark:
-        "results/benchmarks/geirhos_dnn_table/geirhos_dnn_table.tsv"
     script:
         "../workflow/scripts/geirhos_dnn_table.py"

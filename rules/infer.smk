@@ -10,18 +10,20 @@ rule predict_clean:
         weights=model_weights,
     output:
         "results/predictions/{model}/clean.parquet",
-    params:
-        model=model_entry,
-        inference=config["inference"],
-        label_space=config["dataset"]["label_space"],
-    threads: 2
-    resources:
-        mem_mb=8000,
-        runtime=60,
     log:
         "results/logs/predict_clean/{model}.log",
     benchmark:
         "results/benchmarks/predict_clean/{model}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        model=model_entry,
+        inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_clean.py"
 
@@ -32,18 +34,20 @@ rule predict_group:
         weights=model_weights,
     output:
         "results/predictions/{model}/{corruption}/group-{group}.parquet",
-    params:
-        model=model_entry,
-        inference=config["inference"],
-        label_space=config["dataset"]["label_space"],
-    threads: 2
-    resources:
-        mem_mb=8000,
-        runtime=120,
     log:
         "results/logs/predict_group/{model}/{corruption}/group-{group}.log",
     benchmark:
         "results/benchmarks/predict_group/{model}/{corruption}/group-{group}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        model=model_entry,
+        inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_shards.py"
 
@@ -54,17 +58,19 @@ rule predict_imagenet_c:
         weights=model_weights,
     output:
         "results/predictions/{model}/imagenet-c/{corruption}.parquet",
-    params:
-        model=model_entry,
-        inference=config["inference"],
-        label_space=config["dataset"]["label_space"],
-    threads: 2
-    resources:
-        mem_mb=8000,
-        runtime=120,
     log:
         "results/logs/predict_imagenet_c/{model}/{corruption}.log",
     benchmark:
         "results/benchmarks/predict_imagenet_c/{model}/{corruption}.tsv"
+    conda:
+        VCRBENCH_ENV
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        model=model_entry,
+        inference=config["inference"],
+        label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_shards.py"

@@ -5,12 +5,13 @@ each transform; here the transforms' functional cores are called with explicit p
 result depends only on the image, the parameters and the seed. Blur and median blur take odd kernel
 sizes only; a continuous size k between two odd sizes k₀ < k₁ = k₀ + 2 gives the linear
 interpolation of the two results, (1 − f)·T_{k₀}(x) + f·T_{k₁}(x) with f = (k − k₀)/2, which is
-Albumentations' output at every odd size. ``NO_ALBUMENTATIONS_UPDATE=1`` is set before the import
-so that importing it never tries to reach PyPI.
+Albumentations' output at every odd size. ``NO_ALBUMENTATIONS_UPDATE=1`` is set before the
+(lazy) import so that importing it never tries to reach PyPI.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -19,9 +20,19 @@ import numpy as np
 
 from vcrbench.corruptions.registry import Param, register_corruption
 
-os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
-import albumentations.augmentations.blur.functional as fblur  # noqa: E402
-import albumentations.augmentations.pixel.functional as fpixel  # noqa: E402
+
+@functools.cache
+def _functional():
+    """Albumentations' blur and pixel functional modules, imported on first use.
+
+    Importing albumentations imports torch (``albumentations.pytorch``): about 1.5 s and 500 MB
+    that jobs of the other corruptions need not pay.
+    """
+    os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+    import albumentations.augmentations.blur.functional as fblur
+    import albumentations.augmentations.pixel.functional as fpixel
+
+    return fblur, fpixel
 
 
 def _odd_interpolated(
@@ -47,7 +58,7 @@ def _odd_interpolated(
 )
 def blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """Box blur (Albumentations ``Blur``: OpenCV ``blur``, reflect-101 border)."""
-    return _odd_interpolated(image, p["ksize"], fblur.box_blur)
+    return _odd_interpolated(image, p["ksize"], _functional()[0].box_blur)
 
 
 @register_corruption(
@@ -58,7 +69,7 @@ def blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) ->
 )
 def median_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """Median filter (Albumentations ``MedianBlur``: OpenCV ``medianBlur``)."""
-    return _odd_interpolated(image, p["ksize"], fblur.median_blur)
+    return _odd_interpolated(image, p["ksize"], _functional()[0].median_blur)
 
 
 @register_corruption(
@@ -74,14 +85,15 @@ def hue_saturation_value(
     image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator
 ) -> np.ndarray:
     """Shift hue, saturation and value (Albumentations ``HueSaturationValue``'s ``shift_hsv``)."""
-    return fpixel.shift_hsv(image, p["hue_shift"], p["sat_shift"], p["val_shift"])
+    return _functional()[1].shift_hsv(image, p["hue_shift"], p["sat_shift"], p["val_shift"])
 
 
+#: ColorJitter's four operations, in Albumentations' order (index = position in its ``order``).
 _JITTER = (
-    ("brightness", fpixel.adjust_brightness_torchvision),
-    ("contrast", fpixel.adjust_contrast_torchvision),
-    ("saturation", fpixel.adjust_saturation_torchvision),
-    ("hue", fpixel.adjust_hue_torchvision),
+    ("brightness", "adjust_brightness_torchvision"),
+    ("contrast", "adjust_contrast_torchvision"),
+    ("saturation", "adjust_saturation_torchvision"),
+    ("hue", "adjust_hue_torchvision"),
 )
 
 
@@ -98,9 +110,10 @@ _JITTER = (
 def color_jitter(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """Brightness, contrast, saturation and hue (Albumentations ``ColorJitter``), in an order
     drawn from the seed as Albumentations draws it per call."""
+    fpixel = _functional()[1]
     order = rng.permutation(len(_JITTER))
     x = image
     for i in order:
         name, fn = _JITTER[i]
-        x = fn(x, p[name])
+        x = getattr(fpixel, fn)(x, p[name])
     return x

@@ -54,8 +54,9 @@ def validate_schema(config: dict, schema: str | Path) -> dict:
         yield from validator_cls.VALIDATORS["properties"](validator, properties, instance, schema_)
 
     extended = jsonschema.validators.extend(validator_cls, {"properties": set_defaults})
-    # Two passes: the first fills defaults of nested objects created by defaults.
-    extended(schema_obj).validate(config)
+    # Two passes: the first fills defaults (also of nested objects created by defaults).
+    for _ in extended(schema_obj).iter_errors(config):
+        pass
     errors = sorted(extended(schema_obj).iter_errors(config), key=lambda e: list(e.path))
     if errors:
         err = errors[0]

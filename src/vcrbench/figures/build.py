@@ -1,0 +1,210 @@
+"""File-level entry points of the figures stage: read the workflow's result files, draw, save.
+
+Each function takes plain paths and settings (what a workflow script unpacks from ``snakemake``)
+and writes one figure in every format listed in ``out_paths``. Each imports only the figure
+module it needs: a job's start-up time is most of its run time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from vcrbench import io
+from vcrbench.figures import style as style_mod
+from vcrbench.figures.style import Style
+from vcrbench.tables import HUMAN_LABEL_SPACE, resolve_label_space
+
+PathLike = str | os.PathLike
+
+
+def _style(style: Style | Mapping | None) -> Style:
+    return style if isinstance(style, Style) else Style.from_config(style)
+
+
+def _read_csv(path: PathLike) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, keep_default_na=True)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise OSError(f"cannot read table {path}: {exc}") from exc
+
+
+def _save(fig, out_paths: Sequence[PathLike], style: Style) -> list[Path]:
+    return style_mod.save(fig, out_paths, style)
+
+
+def plot_hmri_mrsi(
+    metrics_csv: PathLike,
+    out_paths: Sequence[PathLike],
+    *,
+    corruption: str,
+    families: Mapping[str, str],
+    style: Style | Mapping | None = None,
+) -> list[Path]:
+    """HMRI/MRSI bars of one corruption from ``results/tables/vcr_metrics.csv``."""
+    from vcrbench.figures.bars import hmri_mrsi_figure
+
+    style = _style(style)
+    metrics = _read_csv(metrics_csv)
+    with style.context():
+        fig = hmri_mrsi_figure(metrics, corruption, families, style)
+        return _save(fig, out_paths, style)
+
+
+def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) -> str:
+    """Label space of a curves figure: ``auto`` = the human one when the corruption has a
+    human reference (human data are 16-class), else the dataset's."""
+    mode = style.curves_label_space
+    if mode == "auto":
+        return HUMAN_LABEL_SPACE if has_human else dataset_label_space
+    return dataset_label_space if mode == "dataset" else mode
+
+
+def read_model_curves(curve_paths: Sequence[PathLike]) -> pd.DataFrame:
+    """Concatenate ``results/estimates/{model}/{corruption}/curves.parquet`` files, adding the
+    ``model`` column (from the file's provenance metadata, else the folder name)."""
+    frames = []
+    for path in curve_paths:
+        model = io.read_metadata(path).get("model") or Path(path).parent.parent.name
+        frames.append(io.read_parquet(path).assign(model=str(model)))
+    if not frames:
+        return pd.DataFrame(columns=["model", "label_space", "property", "v", "s", "lo", "hi"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_human_curves(reference_dir: PathLike) -> tuple[dict[str, pd.DataFrame], float | None]:
+    """``({property: curve table v, s, lo, hi}, band level)`` of a human reference folder."""
+    ref = Path(reference_dir)
+    curves = io.read_parquet(ref / "curves.parquet")
+    summary = io.read_parquet(ref / "summary.parquet")
+    level = float(summary["level"].iloc[0]) if len(summary) else None
+    out = {str(p): g.drop(columns="property") for p, g in curves.groupby("property", sort=True)}
+    return out, level
+
+
+def plot_curves(
+    curve_paths: Sequence[PathLike],
+    out_paths: Sequence[PathLike],
+    *,
+    corruption: str,
+    families: Mapping[str, str],
+    style: Style | Mapping | None = None,
+    dataset_label_space: str = "imagenet1k",
+    reference_dir: PathLike | None = None,
+    reference_name: str | None = None,
+) -> list[Path]:
+    """s_a and s_p of every model on one corruption, with the human curve and its band."""
+    from vcrbench.figures.curves import curves_figure
+
+    style = _style(style)
+    space = curves_label_space(style, dataset_label_space, reference_dir is not None)
+    human, level = ({}, None)
+    if reference_dir is not None and space == HUMAN_LABEL_SPACE:
+        human, level = read_human_curves(reference_dir)
+    with style.context():
+        fig = curves_figure(
+            read_model_curves(curve_paths),
+            families,
+            style,
+            corruption=corruption,
+            label_space=space,
+            human=human,
+            human_name=reference_name,
+            human_level=level,
+        )
+        return _save(fig, out_paths, style)
+
+
+def plot_dv_histograms(
+    histograms_csv: PathLike,
+    out_paths: Sequence[PathLike],
+    *,
+    corruption: str,
+    coverage_csv: PathLike | None = None,
+    style: Style | Mapping | None = None,
+) -> list[Path]:
+    """Δv histograms (ImageNet-C and VCR) of one corruption."""
+    from vcrbench.figures.histograms import dv_histogram_figure
+
+    style = _style(style)
+    hist = _read_csv(histograms_csv)
+    coverage = _read_csv(coverage_csv) if coverage_csv is not None else None
+    with style.context():
+        fig = dv_histogram_figure(hist, corruption, style, coverage=coverage)
+        return _save(fig, out_paths, style)
+
+
+def plot_imagenet_c_vs_vcr(
+    imagenet_c_csv: PathLike,
+    metrics_csv: PathLike,
+    out_paths: Sequence[PathLike],
+    *,
+    corruption: str,
+    families: Mapping[str, str],
+    style: Style | Mapping | None = None,
+    dataset_label_space: str = "imagenet1k",
+) -> list[Path]:
+    """ImageNet-C accuracy against R̂_a and R̂_p of one corruption."""
+    from vcrbench.figures.scatter import imagenet_c_scatter_figure
+
+    style = _style(style)
+    space = resolve_label_space(style.label_space, dataset_label_space)
+    with style.context():
+        fig = imagenet_c_scatter_figure(
+            _read_csv(imagenet_c_csv),
+            _read_csv(metrics_csv),
+            corruption,
+            families,
+            style,
+            label_space=space,
+        )
+        return _save(fig, out_paths, style)
+
+
+def read_reference_estimates(reference_dirs: Mapping[str, PathLike]) -> dict[str, dict]:
+    """``{reference: {property: Estimate}}`` from ``results/humans/{reference}`` folders."""
+    from vcrbench.humans.curves import read_estimates
+
+    out = {}
+    for name, folder in sorted(reference_dirs.items()):
+        est = read_estimates(folder)
+        out[name] = {k: v for k, v in est.items() if k != "anchor"}
+    return out
+
+
+def write_similarity_table(
+    reference_dirs: Mapping[str, PathLike],
+    out_csv: PathLike,
+    *,
+    info: Mapping[str, Mapping],
+    level: float,
+    band: str,
+) -> pd.DataFrame:
+    """The pairwise similarity tests of the human references, as CSV."""
+    from vcrbench.figures.humans import similarity_table
+
+    table = similarity_table(read_reference_estimates(reference_dirs), info, level=level, band=band)
+    io.write_csv(table, out_csv)
+    return table
+
+
+def plot_human_similarity(
+    reference_dirs: Mapping[str, PathLike],
+    out_paths: Sequence[PathLike],
+    *,
+    info: Mapping[str, Mapping],
+    level: float,
+    band: str,
+    style: Style | Mapping | None = None,
+) -> list[Path]:
+    """Human curves with their similarity bands, grouped by similarity class."""
+    from vcrbench.figures.humans import human_similarity_figure
+
+    style = _style(style)
+    estimates = read_reference_estimates(reference_dirs)
+    with style.context():
+        fig = human_similarity_figure(estimates, info, style, level=level, band=band)
+        return _save(fig, out_paths, style)

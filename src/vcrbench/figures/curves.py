@@ -1,0 +1,138 @@
+"""Estimated curves s_a(Δv) and s_p(Δv) of every model, with the human curve and its band
+(the paper's Fig. 6/7 c, f)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from vcrbench.figures import layout
+from vcrbench.figures.bars import PROPERTY_NAMES
+from vcrbench.figures.style import DEFAULT_FAMILY, Style, family_label, family_order, new_figure
+from vcrbench.tables import display_corruption as corruption_title
+
+PROPERTIES = {"a": "accuracy", "p": "consistency"}
+LINESTYLES = ("-", "--", "-.", ":")
+Y_LABEL = {
+    "a": "accuracy $s_a(\\Delta_v)$  (fraction correct)",
+    "p": "consistency $s_p(\\Delta_v)$  (fraction unchanged)",
+}
+
+
+def curves_figure(
+    model_curves: pd.DataFrame,
+    families: Mapping[str, str],
+    style: Style,
+    *,
+    corruption: str,
+    label_space: str,
+    human: Mapping[str, pd.DataFrame] | None = None,
+    human_name: str | None = None,
+    human_level: float | None = None,
+) -> Figure:
+    """s_a and s_p of every model in ``model_curves`` (columns ``model, label_space, property,
+    v, s, lo, hi``; rows of ``label_space`` are used), coloured by family (shades within a
+    family, and line styles cycling, tell its members apart). ``human`` maps a property
+    (``accuracy``/``consistency``) to the human curve (``v, s, lo, hi``), drawn in the human
+    colour with its band (``human_level`` names the band's level in the legend).
+    Model bands are drawn when ``style.model_bands``."""
+    data = model_curves[model_curves["label_space"] == label_space]
+    models = sorted(data["model"].astype(str).unique())
+    missing = sorted(set(model_curves["model"].astype(str)) - set(models))
+    fams = {m: families.get(m, DEFAULT_FAMILY) for m in models}
+    colors = style.model_colors(fams)
+    styles = {}
+    for fam in set(fams.values()):
+        for i, m in enumerate(sorted(x for x in models if fams[x] == fam)):
+            styles[m] = LINESTYLES[i % len(LINESTYLES)]
+    human = human or {}
+    human_color = style.family_color("human")
+
+    n_entries = len(models) + (1 if human else 0)
+    labels = [*models, f"human ({human_name or 'reference'}, 95% band)"]
+    ncols = layout.legend_columns(labels, style.width, style.font_size - 0.5, max_cols=4)
+    legend_rows = -(-n_entries // ncols)
+    height = 2.9 + 0.17 * legend_rows
+    fig = new_figure(style.width, height)
+    axes = fig.subplots(1, 2, sharey=False)
+    for ax, (key, prop) in zip(axes, PROPERTIES.items(), strict=True):
+        ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]}", loc="left")
+        ax.set_xlabel("visual change $\\Delta_v$  (0 = none, 1 = total)")
+        ax.set_ylabel(Y_LABEL[key])
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.02, 1.03)
+        sub = data[data["property"] == prop]
+        for model in models:
+            cur = sub[sub["model"] == model].sort_values("v")
+            if cur.empty:
+                continue
+            if style.model_bands:
+                ax.fill_between(
+                    cur["v"],
+                    cur["lo"],
+                    cur["hi"],
+                    color=colors[model],
+                    alpha=style.band_alpha * 0.6,
+                    lw=0,
+                    zorder=1,
+                )
+            ax.plot(cur["v"], cur["s"], color=colors[model], ls=styles[model], lw=1.1, zorder=2)
+        hum = human.get(prop)
+        if hum is not None and not hum.empty:
+            hum = hum.sort_values("v")
+            ax.fill_between(
+                hum["v"],
+                hum["lo"],
+                hum["hi"],
+                color=human_color,
+                alpha=style.band_alpha,
+                lw=0,
+                zorder=3,
+            )
+            ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
+        elif human:
+            ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]} (no human curve)", loc="left")
+
+    title = f"{corruption_title(corruption)}: estimated curves ({label_space} labels)"
+    fig.suptitle(title, x=0.01, ha="left", fontsize=style.font_size + 1.5)
+    handles = []
+    if human:
+        band = f", {human_level:.0%} band" if human_level else ", band"
+        handles.append(
+            (
+                Line2D([], [], color=human_color, lw=2.2),
+                f"human ({human_name or 'reference'}{band})",
+            )
+        )
+    for fam in family_order(set(fams.values())):
+        for m in sorted(x for x in models if fams[x] == fam):
+            handles.append((Line2D([], [], color=colors[m], ls=styles[m], lw=1.3), m))
+    if human:
+        handles[0] = (
+            (handles[0][0], Patch(color=human_color, alpha=style.band_alpha)),
+            handles[0][1],
+        )
+    if handles:
+        fig.legend(
+            [h for h, _ in handles],
+            [label for _, label in handles],
+            loc="outside lower center",
+            ncols=min(ncols, len(handles)),
+            frameon=False,
+            title="colour = family: "
+            + ", ".join(family_label(f) for f in family_order(set(fams.values()))),
+        )
+    if missing:
+        fig.text(
+            0.99,
+            0.002,
+            f"not shown (no {label_space} curve): {', '.join(missing[:5])}",
+            ha="right",
+            fontsize=style.font_size - 1.5,
+            color="#555555",
+        )
+    return fig

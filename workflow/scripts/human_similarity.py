@@ -1,0 +1,16 @@
+"""Pairwise similarity tests of the human references (the paper's 83% band overlap)."""
+
+from pathlib import Path
+
+from vcrbench import logs
+from vcrbench.figures import build
+
+with logs.job_log(snakemake.log[0]):
+    dirs = {Path(p).parent.name: Path(p).parent for p in snakemake.input.curves}
+    build.write_similarity_table(
+        dirs,
+        snakemake.output[0],
+        info=snakemake.params.info,
+        level=snakemake.params.level,
+        band=snakemake.params.band,
+    )

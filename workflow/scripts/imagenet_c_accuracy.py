@@ -1,0 +1,11 @@
+"""Accuracy and consistency of every model on the ImageNet-C sets (per severity and mean)."""
+
+from vcrbench import logs, tables
+
+with logs.job_log(snakemake.log[0]):
+    tables.write_imagenet_c_accuracy(
+        list(snakemake.input.predictions),
+        list(snakemake.input.clean),
+        snakemake.output[0],
+        dataset_label_space=snakemake.params.dataset_label_space,
+    )

@@ -1,0 +1,21 @@
+"""Table 2, the metrics table with intervals and one leaderboard per corruption (CSV, MD, TeX)."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from vcrbench import logs, tables
+
+with logs.job_log(snakemake.log[0]):
+    p = snakemake.params
+    built = tables.paper_tables(
+        pd.read_csv(snakemake.input.metrics),
+        pd.read_csv(snakemake.input.coverage),
+        p.corruptions,
+        families=p.families,
+        label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
+        sort_by=p.sort_by,
+        digits=p.digits,
+    )
+    root = Path(snakemake.output.coverage).parent  # results/tables/paper
+    tables.write_tables(built, list(snakemake.output), root=root)

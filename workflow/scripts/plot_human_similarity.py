@@ -1,0 +1,17 @@
+"""Human curves of similar and dissimilar corruptions with their similarity bands (Fig. 8/12)."""
+
+from pathlib import Path
+
+from vcrbench import logs
+from vcrbench.figures import build
+
+with logs.job_log(snakemake.log[0]):
+    dirs = {Path(p).parent.name: Path(p).parent for p in snakemake.input.curves}
+    build.plot_human_similarity(
+        dirs,
+        list(snakemake.output),
+        info=snakemake.params.info,
+        level=snakemake.params.level,
+        band=snakemake.params.band,
+        style=snakemake.params.style,
+    )

@@ -1,0 +1,16 @@
+"""Table 3: VCR before and after retraining (CSV, MD, TeX)."""
+
+import pandas as pd
+
+from vcrbench import logs, tables
+
+with logs.job_log(snakemake.log[0]):
+    p = snakemake.params
+    table = tables.retraining_table(
+        pd.read_csv(snakemake.input.metrics),
+        p.pairs,
+        label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
+        corruptions=p.corruptions,
+        digits=p.digits,
+    )
+    tables.write_table(table, list(snakemake.output))

@@ -1,13 +1,14 @@
 # Config validation, derived lists, wildcard constraints and named input functions.
 # Any logic beyond looking things up lives in the vcrbench library.
 import re
-
-from snakemake.utils import validate
+from pathlib import Path
 
 import vcrbench.config as vconfig
 
-validate(config, "../config/config.schema.yaml")
+# Validate against config/config.schema.yaml (filling defaults) as snakemake.utils.validate does,
+# with messages that name the key (`sampling.n_samples`), then check names against the registries.
 try:
+    vconfig.validate_schema(config, Path(workflow.basedir) / "config" / "config.schema.yaml")
     vconfig.check(config)
 except vconfig.ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None

@@ -54,7 +54,7 @@ rule predict_group:
 
 rule predict_imagenet_c:
     input:
-        shards="results/imagenet-c/{corruption}.parquet",
+        shards=["results/imagenet-c/{corruption}.parquet"],
         weights=model_weights,
     output:
         "results/predictions/{model}/imagenet-c/{corruption}.parquet",

@@ -3,9 +3,12 @@
 If ``sinfo`` already answers, that cluster is used as it is. Otherwise, as root, the Debian
 packages (slurmctld, slurmd, slurm-client, munge) are installed if missing, and munged, slurmctld and
 slurmd are started in the foreground (so that this module holds their processes) with a private
-configuration in a temporary folder (``SLURM_CONF``): one node with a count-only GPU (so that jobs
-asking for ``--gpus=1`` schedule) in two partitions, ``cpu`` and ``gpu``, as the shipped profile
-expects. ``SlurmdParameters=config_overrides`` lets the node announce the CPUs and memory that the
+configuration: one node with a count-only GPU (so that jobs asking for ``--gpus=1`` schedule) in two
+partitions, ``cpu`` and ``gpu``, as the shipped profile expects. The configuration is written to the
+default path, /etc/slurm/slurm.conf (an existing file there is set aside and restored on stop): the
+snakemake SLURM jobstep plugin removes every ``SLURM_*`` variable, ``SLURM_CONF`` included, before
+its nested ``srun``, so a configuration elsewhere is not found inside jobs. State and logs go to a
+temporary folder. ``SlurmdParameters=config_overrides`` lets the node announce the CPUs and memory that the
 profile's GPU jobs ask for on a small machine. Every daemon started here is stopped by its PID.
 """
 
@@ -26,11 +29,16 @@ class SlurmUnavailable(RuntimeError):
     """This machine cannot run a SLURM cluster for the tests (the reason is the message)."""
 
 
+SYSTEM_CONF_DIR = Path("/etc/slurm")
+CONF_FILES = ("slurm.conf", "gres.conf")
+
+
 @dataclass
 class Cluster:
     env: dict[str, str]
     conf_dir: Path | None
     started: list[subprocess.Popen] = field(default_factory=list)
+    restore: dict[Path, Path | None] = field(default_factory=dict)
 
     def stop(self) -> None:
         for proc in reversed(self.started):
@@ -42,6 +50,11 @@ class Cluster:
                     proc.kill()
                     proc.wait(timeout=10)
         self.started.clear()
+        for path, backup in self.restore.items():
+            path.unlink(missing_ok=True)
+            if backup is not None:
+                backup.replace(path)
+        self.restore.clear()
 
 
 def _run(cmd, env=None, timeout=60, check=True):
@@ -76,10 +89,18 @@ def _install() -> None:
         raise SlurmUnavailable(f"installing SLURM failed: {exc.stderr[-2000:]}") from exc
 
 
-def _write_config(conf_dir: Path, host: str) -> Path:
+def _write_config(conf_dir: Path, host: str, cluster: Cluster) -> Path:
     for sub in ("state", "spool", "log"):
         (conf_dir / sub).mkdir(parents=True, exist_ok=True)
-    conf = conf_dir / "slurm.conf"
+    SYSTEM_CONF_DIR.mkdir(parents=True, exist_ok=True)
+    for name in CONF_FILES:
+        path = SYSTEM_CONF_DIR / name
+        backup = None
+        if path.exists():
+            backup = conf_dir / f"{name}.original"
+            shutil.copy2(path, backup)
+        cluster.restore[path] = backup
+    conf = SYSTEM_CONF_DIR / "slurm.conf"
     conf.write_text(
         f"""# VCR-Bench test cluster (single node, count-only GPU)
 ClusterName=vcrbench-test
@@ -111,7 +132,7 @@ PartitionName=cpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=ALL MaxTime=INFINITE State=UP
 """
     )
-    (conf_dir / "gres.conf").write_text(f"NodeName={host} Name=gpu Count=1 File=/dev/null\n")
+    (SYSTEM_CONF_DIR / "gres.conf").write_text(f"NodeName={host} Name=gpu Count=1 File=/dev/null\n")
     return conf
 
 
@@ -135,10 +156,10 @@ def start_cluster(conf_dir: Path, timeout: float = 60.0) -> Cluster:
     if os.geteuid() != 0:
         raise SlurmUnavailable("starting SLURM daemons needs root")
     host = socket.gethostname().split(".")[0]
-    conf = _write_config(conf_dir, host)
-    env["SLURM_CONF"] = str(conf)
+    env.pop("SLURM_CONF", None)
     cluster = Cluster(env=env, conf_dir=conf_dir)
     try:
+        _write_config(conf_dir, host, cluster)
         if not _munge_ok(env):
             for d in ("/run/munge", "/var/log/munge", "/var/lib/munge"):
                 Path(d).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,155 @@
+"""The figures stage in the workflow: every figure and table of a finished run, restyling reruns only
+figure and table rules, two regenerations give identical bytes, the report holds every output."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from vcrbench import config as vconfig
+from vcrbench.figures import options
+
+from .conftest import REPO, TINY, snakemake, write_config
+from .test_workflow import dry_run, scheduled_jobs
+
+#: Rules of the figures stage: the only ones a change of the `figures` block may rerun.
+FIGURE_RULES = {
+    "imagenet_c_accuracy",
+    "paper_tables",
+    "retraining_table",
+    "human_similarity",
+    "plot_curves",
+    "plot_hmri_mrsi",
+    "plot_dv_histograms",
+    "plot_imagenet_c_vs_vcr",
+    "plot_human_similarity",
+    "paper_figures",
+    "all",
+}
+
+
+def targets(config_path):
+    return options.figure_targets(vconfig.load(config_path, REPO / "config" / "config.schema.yaml"))
+
+
+def restyled(path, base):
+    config = yaml.safe_load(base.read_text())
+    config["figures"] = {
+        "dpi": 120,
+        "font_size": 9,
+        "family_colors": {"supervised": "#333333"},
+        "digits": 2,
+        "formats": ["png", "pdf", "svg"],
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+# --------------------------------------------------------------------------- fast checks
+
+
+@pytest.mark.parametrize(
+    ("figures", "words"),
+    [
+        ({"formats": ["pdf"]}, ["figures", "formats"]),
+        ({"family_colors": {"vit": "no-such-colour"}}, ["figures.family_colors.vit"]),
+        ({"leaderboard_sort": "accuracy"}, ["figures", "leaderboard_sort"]),
+    ],
+    ids=["no-png", "bad-colour", "bad-sort-key"],
+)
+def test_bad_figures_config_stops_before_any_job(tmp_path, figures, words):
+    config = write_config(tmp_path / "bad.yaml", figures=figures)
+    proc = snakemake(tmp_path, "-n", "--cores", "1", configfile=config)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for word in words:
+        assert word in out, out[-3000:]
+
+
+def test_dry_run_plans_the_figures_stage(tmp_path):
+    jobs = scheduled_jobs(dry_run(tmp_path, configfile=TINY))
+    rules = {r for r, _ in jobs}
+    assert FIGURE_RULES - {"retraining_table", "paper_figures"} <= rules
+    plotted = {w["corruption"] for r, w in jobs if r == "plot_curves"}
+    assert plotted == {"gaussian_noise", "brightness"}
+    # HMRI/MRSI bars only where a human reference exists (gaussian_noise, through the noise class)
+    assert [w["corruption"] for r, w in jobs if r == "plot_hmri_mrsi"] == ["gaussian_noise"]
+
+
+# --------------------------------------------------------------------------- a finished run
+
+
+@pytest.mark.slow
+def test_finished_run_has_every_figure_and_table(finished_run):
+    expected = targets(finished_run / "config.yaml")
+    missing = [t for t in expected if not (finished_run / t).is_file()]
+    assert not missing, missing
+    for t in expected:
+        data = (finished_run / t).read_bytes()
+        assert len(data) > 100, t
+        if t.endswith(".png"):
+            assert data.startswith(b"\x89PNG"), t
+        if t.endswith(".pdf"):
+            assert data.startswith(b"%PDF"), t
+
+
+@pytest.mark.slow
+def test_restyling_reruns_only_figure_and_table_rules(copy_run):
+    config = restyled(copy_run / "restyled.yaml", copy_run / "config.yaml")
+    jobs = scheduled_jobs(dry_run(copy_run, configfile=config))
+    rules = {r for r, _ in jobs}
+    assert rules, "a changed figures block must redraw the figures"
+    assert rules <= FIGURE_RULES, sorted(rules - FIGURE_RULES)
+    assert {"plot_curves", "plot_dv_histograms", "paper_tables"} <= rules
+    # the ImageNet-C accuracy and human similarity tables do not depend on the style
+    assert not {"imagenet_c_accuracy", "human_similarity"} & rules
+
+    # the target last: --configfile (which the helper puts first) takes several values
+    proc = snakemake(copy_run, "--cores", "2", "paper_figures", configfile=config)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert (copy_run / "results/figures/curves/brightness.svg").is_file()
+    assert "0.5" in (copy_run / "results/tables/paper/table2_coverage.md").read_text()
+    again = scheduled_jobs(dry_run(copy_run, configfile=config))
+    assert again == []
+
+
+@pytest.mark.slow
+def test_two_regenerations_give_identical_tables_and_figures(copy_run):
+    config = copy_run / "config.yaml"
+    outputs = targets(config)
+    before = {t: (copy_run / t).read_bytes() for t in outputs}
+    proc = snakemake(
+        copy_run,
+        "--forcerun",
+        *sorted(FIGURE_RULES - {"paper_figures", "all", "retraining_table"}),
+        "--cores",
+        "2",
+        "paper_figures",
+        configfile=config,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    jobs = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("rule ")]
+    assert any("plot_curves" in j for j in jobs) and any("paper_tables" in j for j in jobs)
+    assert not any(j.startswith(("rule predict", "rule generate", "rule estimate")) for j in jobs)
+    changed = [t for t in outputs if (copy_run / t).read_bytes() != before[t]]
+    assert not changed, changed
+
+
+@pytest.mark.slow
+def test_report_holds_every_figure_and_table_with_captions(copy_run):
+    report = copy_run / "report.html"
+    proc = snakemake(copy_run, "--report", str(report), configfile=copy_run / "config.yaml")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    html = report.read_text(errors="replace")
+    for t in targets(copy_run / "config.yaml"):
+        if t.endswith((".png", ".csv")):
+            name = t.rsplit("/", 1)[-1]
+            assert name in html, name
+    for caption_words in (
+        "HMRI (human-relative model robustness index)",
+        "Table 2 of the paper",
+        "How the visual change",
+        "ImageNet-C against VCR on",
+        "Leaderboard of one corruption",
+    ):
+        assert caption_words in html, caption_words

@@ -38,13 +38,13 @@ __all__ = ["DEFAULT_FAMILY", "FigureConfigError", "Style", "new_figure", "save"]
 #: Colours of the model families (the paper's Fig. 6 categories), colour-blind safe (Okabe-Ito);
 #: ``human`` is red as in the paper. A family not listed takes a colour from FALLBACK_COLORS.
 FAMILY_COLORS: dict[str, str] = {
-    "human": "#D55E00",
-    "vit": "#7B3294",
-    "supervised": "#0072B2",
-    "swsl": "#009E73",
-    "adversarial": "#E69F00",
-    "clip": "#CC79A7",
-    "other": "#7F7F7F",
+    "human": "#d55e00",
+    "vit": "#7b3294",
+    "supervised": "#0072b2",
+    "swsl": "#009e73",
+    "adversarial": "#e69f00",
+    "clip": "#cc79a7",
+    "other": "#7f7f7f",
 }
 #: Display names of the families in legends.
 FAMILY_LABELS: dict[str, str] = {
@@ -57,7 +57,7 @@ FAMILY_LABELS: dict[str, str] = {
     "other": "Other",
 }
 #: Colours for families without a configured colour, given in sorted order of family name.
-FALLBACK_COLORS = ("#56B4E9", "#8C564B", "#BCBD22", "#17BECF", "#1B9E77", "#666666")
+FALLBACK_COLORS = ("#56b4e9", "#8c564b", "#bcbd22", "#17becf", "#1b9e77", "#666666")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,7 +175,8 @@ def shade(color: str, i: int, n: int) -> str:
     h, lum, s = colorsys.rgb_to_hls(r, g, b)
     spread = min(0.18, 0.06 * (n - 1))
     offset = -spread + 2 * spread * i / (n - 1)
-    lum = min(0.85, max(0.15, lum + offset))
+    # keep the whole spread inside [0.1, 0.9]: very dark or light colours still get shades
+    lum = min(max(lum, 0.1 + spread), 0.9 - spread) + offset
     return mcolors.to_hex(colorsys.hls_to_rgb(h, lum, s))
 
 

@@ -1,0 +1,276 @@
+"""Tests of vcrbench.tables: the paper's table layouts, formatting, CSV/Markdown/LaTeX output and the
+ImageNet-C accuracy table, on small synthetic inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import io, tables
+
+METRICS = ["R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p"]
+
+
+def metric_rows(values: dict, corruption="gaussian_noise", reference="geirhos2018-noise"):
+    """Metrics table rows: ``values`` maps model -> {metric: value}; imagenet1k and geirhos16 rows,
+    HMRI/MRSI only on geirhos16 (as evaluate writes them)."""
+    rows = []
+    for model, vals in values.items():
+        for space in ("imagenet1k", "geirhos16"):
+            row = {"model": model, "corruption": corruption, "label_space": space}
+            for m in METRICS:
+                v = vals.get(m, np.nan)
+                if m.startswith(("HMRI", "MRSI")) and (space != "geirhos16" or reference is None):
+                    v = np.nan
+                row.update({m: v, f"{m}_lo": v - 0.01, f"{m}_hi": v + 0.01})
+            row["human_reference"] = reference
+            row["reference_how"] = "similarity-class" if reference else None
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def test_fmt_and_intervals():
+    assert tables.fmt(0.12345) == "0.123"
+    assert tables.fmt(0.12345, 1) == "0.1"
+    assert tables.fmt(np.nan) == tables.MISSING
+    assert tables.fmt(None) == tables.MISSING
+    assert tables.fmt_interval(0.5, 0.4, 0.6) == "0.500 [0.400, 0.600]"
+    assert tables.fmt_interval(0.5, np.nan, 0.6) == "0.500"
+    assert tables.fmt_interval(np.nan, 0.4, 0.6) == tables.MISSING
+
+
+def test_latex_text_escapes_and_spells_out_unicode():
+    assert tables.latex_text("efficientnet_lite0 & 50%") == r"efficientnet\_lite0 \& 50\%"
+    assert tables.latex_text("R̂_a over Δv") == r"$\hat{\mathcal{R}}_a$ over $\Delta_v$"
+    assert tables.latex_text("a → b") == r"a $\rightarrow$ b"
+    assert tables.latex_text(tables.MISSING) == "--"
+    assert tables.display_corruption("gaussian_noise") == "Gaussian noise"
+
+
+# --------------------------------------------------------------------------- Table 2
+
+
+def coverage_rows():
+    return pd.DataFrame(
+        {
+            "corruption": ["gaussian_blur", "gaussian_blur", "frost", "frost", "blur"],
+            "source": ["vcr", "imagenet-c", "vcr", "imagenet-c", "vcr"],
+            "n_images": [50000, 250000, 50000, 250000, 50000],
+            "coverage": [38 / 39, 22 / 39, 1.0, 17 / 39, 0.9],
+            "covered_bins": [38, 22, 39, 17, 35],
+            "bins": 40,
+            "min_count": 20,
+            "denominator": 39,
+        }
+    )
+
+
+def test_coverage_table_layout_of_table_2():
+    table = tables.coverage_table(coverage_rows())
+    # sorted by ImageNet-C coverage; a corruption without ImageNet-C comes last
+    assert list(table.data["corruption"]) == ["gaussian_blur", "frost", "blur"]
+    assert table.data.loc[0, "imagenet_c"] == pytest.approx(0.564)
+    assert table.data.loc[0, "vcr"] == pytest.approx(0.974)
+    assert int(table.data.loc[0, "vcr_covered_bins"]) == 38
+    assert list(table.display.iloc[0]) == ["Gaussian blur", "0.564", "0.974"]
+    assert table.display.iloc[2, 1] == tables.MISSING
+    md = table.to_markdown()
+    assert "| Gaussian blur" in md and "/ 39" in md
+    tex = table.to_latex()
+    assert r"\begin{tabular}{lrr}" in tex and "Blur & -- & 0.900" in tex
+    assert r"\label{tab:coverage}" in tex and "$\\Delta_v$" in tex
+    with pytest.raises(tables.TableError, match="covered_bins"):
+        tables.coverage_table(coverage_rows().drop(columns="covered_bins"))
+
+
+# --------------------------------------------------------------------------- metrics and leaderboards
+
+
+def test_metrics_table_prints_intervals_and_references():
+    rows = metric_rows({"m1": {"R_a": 0.61, "R_p": 0.7, "HMRI_a": 0.8, "MRSI_a": 0.05}})
+    table = tables.metrics_table(rows)
+    geirhos = table.display[table.display["Labels"] == "geirhos16"].iloc[0]
+    assert geirhos["HMRI_a"] == "0.800 [0.790, 0.810]"
+    assert geirhos["HMRI_p"] == tables.MISSING
+    assert geirhos["Human reference"] == "geirhos2018-noise (similarity-class)"
+    assert table.data["R_a"].iloc[0] == 0.61  # numbers in the CSV
+    assert r"HMRI$_a$" in table.to_latex()
+
+
+def test_leaderboard_ranks_and_ties():
+    rows = metric_rows(
+        {
+            "b": {"R_a": 0.5, "R_p": 0.9, "HMRI_a": 0.7},
+            "a": {"R_a": 0.5, "R_p": 0.8, "HMRI_a": 0.9},
+            "c": {"R_a": 0.7, "R_p": 0.1, "HMRI_a": 0.6},
+        }
+    )
+    board = tables.leaderboard(
+        rows, "gaussian_noise", families={"a": "vit"}, label_space="imagenet1k"
+    )
+    assert list(board.data["model"]) == ["c", "a", "b"]  # ties by name
+    assert list(board.data["rank"]) == [1, 2, 2]
+    assert list(board.data["family"]) == ["other", "vit", "other"]
+    assert board.data.loc[0, "HMRI_a"] == 0.6  # from the geirhos16 rows
+    assert "HMRI_p" not in board.display  # no values: no column
+    by_hmri = tables.leaderboard(rows, "gaussian_noise", sort_by="HMRI_a", label_space="imagenet1k")
+    assert list(by_hmri.data["model"]) == ["a", "b", "c"]
+
+
+def test_leaderboard_without_human_reference_ranks_by_r_a():
+    rows = metric_rows({"x": {"R_a": 0.2}, "y": {"R_a": 0.4}}, corruption="frost", reference=None)
+    board = tables.leaderboard(rows, "frost", sort_by="HMRI_a", label_space="imagenet1k")
+    assert list(board.data["model"]) == ["y", "x"]
+    assert not any(c.startswith(("HMRI", "MRSI")) for c in board.display.columns)
+    assert "no human reference" in board.caption
+    with pytest.raises(tables.TableError, match="'snow'"):
+        tables.leaderboard(rows, "snow")
+    with pytest.raises(tables.TableError, match="cub200"):
+        tables.leaderboard(rows, "frost", label_space="cub200")
+
+
+# --------------------------------------------------------------------------- Table 3
+
+
+def test_retraining_table_layout_and_improvements():
+    rows = pd.concat(
+        [
+            metric_rows({"base": {"R_a": 0.5, "R_p": 0.6, "HMRI_a": 0.6, "MRSI_a": 0.01}}),
+            metric_rows({"tuned": {"R_a": 0.6, "R_p": 0.55, "HMRI_a": 0.7, "MRSI_a": 0.01}}),
+            metric_rows({"base": {"R_a": 0.4, "R_p": 0.5}}, corruption="frost", reference=None),
+            metric_rows({"tuned": {"R_a": 0.45, "R_p": 0.5}}, corruption="frost", reference=None),
+            metric_rows({"base": {"R_a": 0.3, "R_p": 0.3}}, corruption="snow", reference=None),
+        ]
+    )
+    table = tables.retraining_table(rows, {"tuned": "base"}, label_space="imagenet1k")
+    # snow has no fine-tuned results: left out
+    assert list(table.data["corruption"].unique()) == ["frost", "gaussian_noise"]
+    assert list(table.data["phase"]) == ["before", "after", "before", "after"]
+    noise = table.data[table.data["corruption"] == "gaussian_noise"].set_index("phase")
+    assert noise.loc["after", "HMRI_a"] == 0.7 and noise.loc["before", "R_a"] == 0.5
+    assert table.display.shape == (2, 13)  # corruption + 2 phases x 2 properties x 3 metrics
+    bold = table.bold.set_axis(table.display.columns, axis=1)
+    assert bold.loc[1, "tuned|after|a|R"] and bold.loc[1, "tuned|after|a|HMRI"]
+    assert not bold.loc[1, "tuned|after|p|R"]  # 0.55 < 0.6: no improvement
+    assert not bold.loc[1, "tuned|after|a|MRSI"]  # equal
+    assert not bold.loc[1, "tuned|before|a|R"]
+    md = table.to_markdown()
+    assert "**0.600**" in md and "R̂_a before" in md and "base → tuned" in md
+    tex = table.to_latex()
+    assert r"\textbf{0.700}" in tex and r"\multicolumn{6}{c}{Before retraining}" in tex
+    assert r"\multicolumn{3}{c}{Prediction consistency}" in tex
+    with pytest.raises(tables.TableError, match="'ghost'"):
+        tables.retraining_table(rows, {"ghost": "base"})
+    with pytest.raises(tables.TableError, match="no .*pairs"):
+        tables.retraining_table(rows, {})
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def test_write_table_is_byte_stable_and_checks_suffixes(tmp_path):
+    table = tables.coverage_table(coverage_rows())
+    first = tables.write_table(table, [tmp_path / "a.csv", tmp_path / "a.md", tmp_path / "a.tex"])
+    again = tables.write_table(table, [tmp_path / "b.csv", tmp_path / "b.md", tmp_path / "b.tex"])
+    for p, q in zip(first, again, strict=True):
+        assert p.read_bytes() == q.read_bytes()
+    assert pd.read_csv(first[0])["vcr_covered_bins"].tolist() == [38, 39, 35]
+    with pytest.raises(tables.TableError, match="a.xlsx"):
+        tables.write_table(table, [tmp_path / "a.xlsx"])
+    assert not (tmp_path / "a.xlsx").exists()
+
+
+def test_write_tables_by_name(tmp_path):
+    built = tables.paper_tables(
+        metric_rows({"m": {"R_a": 0.5, "R_p": 0.5}}),
+        coverage_rows(),
+        ["gaussian_noise"],
+        label_space="imagenet1k",
+    )
+    assert set(built) == {"table2_coverage", "metrics", "leaderboard/gaussian_noise"}
+    paths = [tmp_path / "table2_coverage.md", tmp_path / "leaderboard" / "gaussian_noise.tex"]
+    tables.write_tables(built, paths, root=tmp_path)
+    assert all(p.is_file() for p in paths)
+    with pytest.raises(tables.TableError, match="leaderboard/frost"):
+        tables.write_tables(built, [tmp_path / "leaderboard" / "frost.csv"], root=tmp_path)
+
+
+# --------------------------------------------------------------------------- ImageNet-C
+
+
+def prediction_frame(image_ids, labels, preds, label16, pred16, severity=None):
+    df = pd.DataFrame(
+        {
+            "sample_id": np.arange(len(image_ids)),
+            "image_id": image_ids,
+            "label": labels,
+            "dv": 0.5,
+            "pred": np.asarray(preds, dtype=np.int32),
+            "prob_label": np.float32(0.5),
+            "pred16": np.asarray(pred16, dtype=np.int8),
+            "label16": np.asarray(label16, dtype=np.int8),
+        }
+    )
+    if severity is not None:
+        df["severity"] = severity
+    return df
+
+
+def test_imagenet_c_accuracy_per_severity_and_mean(tmp_path):
+    ids = ["i0", "i1", "i2", "i3"]
+    labels = [1, 2, 3, -1]  # i3 unlabelled: counts for consistency only
+    clean = prediction_frame(ids, labels, [1, 2, 3, 7], [0, -1, 4, -1], [0, 5, 4, 2])
+    sev = np.repeat([1, 2], 4)
+    inc = prediction_frame(
+        ids * 2,
+        labels * 2,
+        [1, 2, 9, 7, 1, 0, 0, 0],  # severity 1: 2/3 correct, 3/4 same; severity 2: 1/3, 1/4
+        [0, -1, 4, -1] * 2,
+        [0, 5, 4, 2, 1, 5, 1, 2],
+        severity=sev,
+    )
+    io.write_parquet(clean, tmp_path / "m" / "clean.parquet")
+    io.write_parquet(inc, tmp_path / "m" / "imagenet-c" / "frost.parquet")
+    out = tables.write_imagenet_c_accuracy(
+        [tmp_path / "m" / "imagenet-c" / "frost.parquet"],
+        [tmp_path / "m" / "clean.parquet"],
+        tmp_path / "acc.csv",
+    )
+    assert list(out.columns) == tables.IMAGENET_C_COLUMNS
+    one = out.set_index(["label_space", "severity"])
+    assert one.loc[("imagenet1k", "1"), "accuracy"] == pytest.approx(2 / 3)
+    assert one.loc[("imagenet1k", "1"), "consistency"] == pytest.approx(3 / 4)
+    assert one.loc[("imagenet1k", "2"), "accuracy"] == pytest.approx(1 / 3)
+    assert one.loc[("imagenet1k", "mean"), "accuracy"] == pytest.approx(0.5)
+    assert (
+        one.loc[("imagenet1k", "mean"), "n"] == 6
+        and one.loc[("imagenet1k", "mean"), "n_images"] == 8
+    )
+    # 16 classes: labelled images i0, i2; severity 1 both right, severity 2 both wrong
+    assert one.loc[("geirhos16", "1"), "accuracy"] == 1.0
+    assert one.loc[("geirhos16", "2"), "accuracy"] == 0.0
+    assert one.loc[("geirhos16", "2"), "consistency"] == pytest.approx(2 / 4)
+    assert set(pd.read_csv(tmp_path / "acc.csv")["model"]) == {"m"}
+
+
+def test_imagenet_c_accuracy_errors_and_other_label_spaces(tmp_path):
+    clean = prediction_frame(["i0"], [1], [1], [-1], [-1])
+    inc = prediction_frame(["i0", "i9"], [1, 1], [1, 1], [-1, -1], [-1, -1], severity=[1, 1])
+    io.write_parquet(clean, tmp_path / "clean.parquet")
+    io.write_parquet(inc, tmp_path / "inc.parquet")
+    with pytest.raises(tables.TableError, match="'i9'"):
+        tables.imagenet_c_accuracy(
+            {("m", "frost"): tmp_path / "inc.parquet"}, {"m": tmp_path / "clean.parquet"}
+        )
+    with pytest.raises(tables.TableError, match="no clean predictions"):
+        tables.imagenet_c_accuracy({("m", "frost"): tmp_path / "inc.parquet"}, {})
+    # a model without 16-class decisions has no geirhos16 rows
+    io.write_parquet(inc.iloc[:1], tmp_path / "inc1.parquet")
+    out = tables.imagenet_c_accuracy(
+        {("m", "frost"): tmp_path / "inc1.parquet"}, {"m": tmp_path / "clean.parquet"}
+    )
+    assert set(out["label_space"]) == {"imagenet1k"}

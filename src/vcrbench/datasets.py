@@ -226,6 +226,52 @@ def load_dataset(kind: str, path: str | None = None, labels: str | None = None) 
     raise DatasetError(f"unknown dataset.kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
 
 
+def select_images(
+    dataset: pd.DataFrame,
+    include=None,
+    exclude=(),
+    labelled_only: bool = False,
+    n_images: int | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """A subset of a dataset table (``image_id, path, label``), in the table's order.
+
+    Parameters
+    ----------
+    include : list of image ids, or None
+        Keep only these images (None: all). An id the dataset does not have is an error naming it.
+    exclude : list of image ids
+        Drop these images (an unknown id is an error too: a typo would silently keep an image).
+    labelled_only : bool
+        Drop images without a label (``label == -1``).
+    n_images : int or None
+        Then keep ``n_images`` images drawn at random without replacement (seeded by ``seed``),
+        or all when there are no more than that.
+    """
+    from vcrbench.seeding import rng
+
+    known = set(dataset["image_id"])
+    for key, ids in (("include", include), ("exclude", exclude)):
+        missing = sorted(set(ids or ()) - known)
+        if missing:
+            shown = ", ".join(missing[:10]) + (" …" if len(missing) > 10 else "")
+            raise DatasetError(f"{key}: image id(s) not in the dataset: {shown}")
+    keep = np.ones(len(dataset), dtype=bool)
+    if include is not None:
+        keep &= dataset["image_id"].isin(set(include)).to_numpy()
+    keep &= ~dataset["image_id"].isin(set(exclude or ())).to_numpy()
+    if labelled_only:
+        keep &= (dataset["label"] != UNLABELLED).to_numpy()
+    out = dataset[keep]
+    if n_images is not None:
+        if n_images < 1:
+            raise ValueError(f"n_images must be at least 1, not {n_images}")
+        if len(out) > n_images:
+            picked = rng(seed, "select_images").choice(len(out), size=n_images, replace=False)
+            out = out.iloc[np.sort(picked)]
+    return out.reset_index(drop=True)
+
+
 # --------------------------------------------------------------------------- images
 
 

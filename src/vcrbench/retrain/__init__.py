@@ -1,10 +1,41 @@
-"""Retraining with VCR data (Section 4.3 of the paper). Being written; see issue 8."""
+"""Retraining with VCR data (Section 4.3 of the paper): fine-tune a model on generated corruptions.
 
-from __future__ import annotations
+The workflow builds a training set from a separate image pool (checked disjoint from the
+evaluation images, :mod:`vcrbench.retrain.pool`) with the evaluation sets' own sampling and
+generation, fine-tunes a configured model on it (:mod:`vcrbench.retrain.training`, resumable from
+per-epoch checkpoints, :mod:`vcrbench.retrain.checkpoints`), and evaluates the result as a new model
+(:func:`derived_model_entries`). This package's top level is config work only: importing it does
+not import torch. See ``docs/retraining.md``.
+"""
 
-from collections.abc import Mapping
+from vcrbench.retrain.settings import (
+    check,
+    derived_entry,
+    derived_model_entries,
+    model_path,
+    pool_settings,
+    retrain_settings,
+    retrained_pairs,
+    run_names,
+    run_settings,
+    trainset_files,
+    trainset_n_samples,
+    trainset_seed,
+    trainset_shard_ids,
+)
 
-
-def derived_model_entries(config: Mapping) -> dict[str, dict]:
-    """Model entries of the fine-tuned models the config asks for (none until retraining lands)."""
-    return {}
+__all__ = [
+    "check",
+    "derived_entry",
+    "derived_model_entries",
+    "model_path",
+    "pool_settings",
+    "retrained_pairs",
+    "run_names",
+    "run_settings",
+    "retrain_settings",
+    "trainset_files",
+    "trainset_n_samples",
+    "trainset_seed",
+    "trainset_shard_ids",
+]

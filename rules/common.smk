@@ -4,11 +4,14 @@ import re
 from pathlib import Path
 
 import vcrbench.config as vconfig
+from vcrbench.config import canonical
 
 # Validate against config/config.schema.yaml (filling defaults) as snakemake.utils.validate does,
 # with messages that name the key (`sampling.n_samples`), then check names against the registries.
 try:
-    vconfig.validate_schema(config, Path(workflow.basedir) / "config" / "config.schema.yaml")
+    vconfig.validate_schema(
+        config, Path(workflow.basedir) / "config" / "config.schema.yaml"
+    )
     vconfig.check(config)
 except vconfig.ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None
@@ -97,7 +100,7 @@ def metrics_files(wildcards=None):
 
 def corruption_params(wildcards):
     """The config entry of one corruption (only it: other corruptions' changes do not rerun it)."""
-    return vconfig.corruption_options(config, wildcards.corruption)
+    return canonical(vconfig.corruption_options(config, wildcards.corruption))
 
 
 def corruption_n_samples(wildcards):
@@ -106,7 +109,7 @@ def corruption_n_samples(wildcards):
 
 def model_entry(wildcards):
     """The config entry of one model (only it: adding a model reruns nothing of the others)."""
-    return vconfig.model_entries(config)[wildcards.model]
+    return canonical(vconfig.model_entries(config)[wildcards.model])
 
 
 def model_weights(wildcards):
@@ -131,13 +134,13 @@ def human_reference_files(wildcards):
 
 
 def human_reference_entry(wildcards):
-    return dict(HUMANS["references"][wildcards.reference])
+    return canonical(HUMANS["references"][wildcards.reference])
 
 
 def human_mapping_options(wildcards):
     from vcrbench.humans.stages import mapping_options
 
-    return mapping_options(HUMANS, wildcards.reference)
+    return canonical(mapping_options(HUMANS, wildcards.reference))
 
 
 def human_reference_corruption_options(wildcards):
@@ -147,11 +150,39 @@ def human_reference_corruption_options(wildcards):
 
     entry = HUMANS["references"][wildcards.reference]
     corruption = reference_corruption(wildcards.reference, entry)
-    return {corruption: dict(config["corruptions"].get(corruption) or {})}
+    return canonical({corruption: config["corruptions"].get(corruption) or {}})
+
+
+def prediction_files(wildcards=None):
+    """Every prediction file: on clean images, on each test set, on each ImageNet-C set."""
+    files = []
+    for model in MODELS:
+        files.append(f"results/predictions/{model}/clean.parquet")
+        for corruption in CORRUPTIONS:
+            files += expand(
+                "results/predictions/{model}/{corruption}/group-{group}.parquet",
+                model=model,
+                corruption=corruption,
+                group=vconfig.group_ids(config, corruption),
+            )
+        files += expand(
+            "results/predictions/{model}/imagenet-c/{corruption}.parquet",
+            model=model,
+            corruption=IMAGENET_C,
+        )
+    return files
 
 
 def final_outputs(wildcards=None):
-    outputs = ["results/tables/coverage.csv", "results/tables/vcr_metrics.csv"]
+    """What `snakemake` builds: the test sets and predictions are products in their own right
+    (and listing them means a deleted shard is rebuilt, with what depends on it)."""
+    outputs = [
+        *all_shard_files(),
+        *imagenet_c_files(),
+        *prediction_files(),
+        "results/tables/coverage.csv",
+        "results/tables/vcr_metrics.csv",
+    ]
     if GEIRHOS_REFS:
         outputs.append("results/tables/geirhos_dnn_vs_humans.csv")
     return outputs + figure_outputs()

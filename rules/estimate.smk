@@ -22,7 +22,7 @@ rule estimate_curves:
         mem_mb=4000,
         runtime=30,
     params:
-        settings=config["estimation"],
+        settings=canonical(config["estimation"]),
         seed=config["seed"],
         dataset_label_space=config["dataset"]["label_space"],
         reference=human_reference,

@@ -17,7 +17,7 @@ rule prepare_clean_set:
         mem_mb=4000,
         runtime=120,
     params:
-        dataset=config["dataset"],
+        dataset=canonical(config["dataset"]),
     script:
         "../workflow/scripts/prepare_clean_set.py"
 
@@ -43,7 +43,7 @@ rule sample_manifest:
         n_samples=corruption_n_samples,
         shard_size=config["sampling"]["shard_size"],
         mode=config["sampling"]["mode"],
-        options=config["sampling"]["options"],
+        options=canonical(config["sampling"]["options"]),
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
     script:
@@ -118,6 +118,6 @@ rule coverage_table:
         runtime=30,
     params:
         corruptions=CORRUPTIONS,
-        coverage=config["coverage"],
+        coverage=canonical(config["coverage"]),
     script:
         "../workflow/scripts/coverage_table.py"

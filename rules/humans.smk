@@ -68,7 +68,7 @@ rule estimate_human_curves:
         mem_mb=4000,
         runtime=30,
     params:
-        settings=config["estimation"],
+        settings=canonical(config["estimation"]),
         seed=config["seed"],
         anchor=HUMANS["anchor"],
         placement=HUMANS["placement"],
@@ -102,7 +102,7 @@ rule geirhos_dnn_table:
         runtime=30,
     params:
         references={r: HUMANS["references"][r] for r in GEIRHOS_REFS},
-        settings=config["estimation"],
+        settings=canonical(config["estimation"]),
         seed=config["seed"],
         anchor=HUMANS["anchor"],
         placement=HUMANS["placement"],

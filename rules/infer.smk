@@ -22,7 +22,10 @@ rule predict_clean:
         runtime=60,
     params:
         model=model_entry,
-        inference=config["inference"],
+        # Only what can change predictions; batch size and DataLoader workers are read from
+        # the config by the script, so tuning them on a GPU node reruns nothing.
+        device=config["inference"]["device"],
+        precision=config["inference"]["precision"],
         label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_clean.py"
@@ -46,7 +49,10 @@ rule predict_group:
         runtime=120,
     params:
         model=model_entry,
-        inference=config["inference"],
+        # Only what can change predictions; batch size and DataLoader workers are read from
+        # the config by the script, so tuning them on a GPU node reruns nothing.
+        device=config["inference"]["device"],
+        precision=config["inference"]["precision"],
         label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_shards.py"
@@ -70,7 +76,10 @@ rule predict_imagenet_c:
         runtime=120,
     params:
         model=model_entry,
-        inference=config["inference"],
+        # Only what can change predictions; batch size and DataLoader workers are read from
+        # the config by the script, so tuning them on a GPU node reruns nothing.
+        device=config["inference"]["device"],
+        precision=config["inference"]["precision"],
         label_space=config["dataset"]["label_space"],
     script:
         "../workflow/scripts/predict_shards.py"

@@ -68,6 +68,19 @@ def validate_schema(config: dict, schema: str | Path) -> dict:
 # --------------------------------------------------------------------------- derived quantities
 
 
+def canonical(obj):
+    """``obj`` with every mapping's keys sorted (recursively).
+
+    Snakemake compares a rule's params by their text, so the same entry written with its keys in
+    another order would rerun the rule; rules pass config entries through this first.
+    """
+    if isinstance(obj, Mapping):
+        return {k: canonical(obj[k]) for k in sorted(obj, key=str)}
+    if isinstance(obj, list | tuple):
+        return [canonical(v) for v in obj]
+    return obj
+
+
 def corruption_names(config: Mapping) -> list[str]:
     return list(config["corruptions"])
 

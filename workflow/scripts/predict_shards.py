@@ -5,14 +5,15 @@ from vcrbench.models import ModelSpec
 
 with logs.job_log(snakemake.log[0]):
     logs.set_threads(snakemake.threads)
-    inf = snakemake.params.inference
+    p = snakemake.params
+    execution = snakemake.config["inference"]  # batch size, workers: not params (see the rule)
     inference.predict_shards(
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         list(snakemake.input.shards),
         snakemake.output[0],
-        batch_size=inf["batch_size"],
-        device=inf["device"],
-        num_workers=inf["num_workers"],
-        precision=inf["precision"],
-        label_space=snakemake.params.label_space,
+        batch_size=execution["batch_size"],
+        device=p.device,
+        num_workers=execution["num_workers"],
+        precision=p.precision,
+        label_space=p.label_space,
     )

@@ -4,6 +4,7 @@ and a pool that shares an image with the evaluation set stops the run naming the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -122,8 +123,12 @@ def test_a_killed_fine_tuning_resumes_from_its_last_checkpoint(retrained):
     workdir, config, _ = retrained
     run_dir = workdir / "results" / "retrain" / RUN
     reference = (run_dir / "model.pt").read_bytes()
+    metrics = (workdir / "results" / "tables" / "vcr_metrics.csv").read_bytes()
+    # As before the first fine-tuning: no weights, checkpoints, predictions or estimates of RUN.
     (run_dir / "model.pt").unlink()
     shutil.rmtree(run_dir / "checkpoints")
+    for stage in ("predictions", "estimates"):
+        shutil.rmtree(workdir / "results" / stage / RUN)
 
     cmd = [
         sys.executable,
@@ -137,20 +142,23 @@ def test_a_killed_fine_tuning_resumes_from_its_last_checkpoint(retrained):
         str(config),
         "--cores",
         "2",
-        str(run_dir / "model.pt"),
+        f"results/retrain/{RUN}/model.pt",
     ]
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True
-    )
+    output = workdir / "killed-run.log"
+    with output.open("w") as fh:
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
     first = run_dir / "checkpoints" / "epoch-001.pt"
     try:
         deadline = time.monotonic() + 600
         while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert first.exists(), "the fine-tuning never wrote its first checkpoint"
+        assert first.exists(), output.read_text()[-4000:]
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # snakemake and its job, as a lost node would
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # snakemake and its job, as a lost node would
         proc.wait()
     left = sorted(
         p.name for p in (run_dir / "checkpoints").iterdir() if p.name.startswith("epoch-")
@@ -164,6 +172,7 @@ def test_a_killed_fine_tuning_resumes_from_its_last_checkpoint(retrained):
     log = (workdir / "results" / "logs" / "finetune_model" / f"{RUN}.log").read_text()
     assert f"resuming after epoch {len(left)}" in log, log[-3000:]
     assert (run_dir / "model.pt").read_bytes() == reference
+    assert (workdir / "results" / "tables" / "vcr_metrics.csv").read_bytes() == metrics
 
 
 def test_rerun_after_retraining_has_nothing_to_do(retrained):

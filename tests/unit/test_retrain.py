@@ -696,6 +696,17 @@ def test_unreadable_or_foreign_checkpoints_are_not_resumed_from(tiny, reference,
     assert (workdir / "model.pt").read_bytes() != outputs["model.pt"]
 
 
+def test_mixed_precision_path_trains_and_bad_precision_is_refused(tiny, tmp_path):
+    """bf16 autocast (the GPU default) runs here on the CPU; the weights stay fp32."""
+    history = _plain(tiny, tmp_path, TrainSettings(epochs=1, batch_size=4), precision="bf16")
+    assert np.isfinite(history["loss"]).all()
+    state = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert json.loads(state["vcrbench"])["precision"] == "bf16"
+    assert all(v.dtype != torch.bfloat16 for v in state["state_dict"].values())
+    with pytest.raises(ValueError, match="precision 'fp8'"):
+        _plain(tiny, tmp_path / "x", TrainSettings(epochs=1, batch_size=4), precision="fp8")
+
+
 def test_keep_checkpoints_prunes_old_epochs(tiny, tmp_path):
     _run(tiny, tmp_path, epochs=3, keep_checkpoints=1)
     assert [e for e, _ in ckpt.list_checkpoints(tmp_path / "checkpoints")] == [3]

@@ -372,6 +372,8 @@ def finetune(
     on_epoch_end : callable(epoch, row), optional
         Called after each epoch's checkpoint is written.
     """
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not one of {PRECISIONS}")
     device = resolve_device(device)
     images, labels = load_training_set(train_paths)
     log.info(

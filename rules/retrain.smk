@@ -36,7 +36,7 @@ rule prepare_retrain_pool:
         mem_mb=4000,
         runtime=120,
     params:
-        pool=vretrain.pool_settings(config),
+        pool=RETRAIN_INPUTS.pool(),
     script:
         "../workflow/scripts/prepare_retrain_pool.py"
 
@@ -88,7 +88,7 @@ rule sample_retrain_manifest:
         n_samples=RETRAIN_INPUTS.n_samples,
         shard_size=config["sampling"]["shard_size"],
         mode=RETRAIN_INPUTS.mode,
-        options=config["sampling"]["options"],
+        options=canonical(config["sampling"]["options"]),
         seed=RETRAIN_INPUTS.seed,
         vif_variant=config["vif"]["variant"],
     script:

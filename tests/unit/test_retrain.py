@@ -296,6 +296,8 @@ def test_rule_inputs_look_up_one_run():
     ]
     assert (inputs.base_weights(r), inputs.base_weights(s)) == ([], ["w/sin.pt"])
     assert inputs.base_entry(s)["checkpoint"] == "w/sin.pt"
+    for entry in (inputs.base_entry(s), inputs.derived_entry(s), inputs.run(s), inputs.pool()):
+        assert list(entry) == sorted(entry)  # Snakemake compares params by their text
     assert inputs.derived_entry(s)["checkpoint"] == "results/retrain/s/model.pt"
     assert inputs.run(r)["epochs"] == 5 and inputs.seed(r) != inputs.seed(s)
     assert inputs.mem_mb(r) >= 8000

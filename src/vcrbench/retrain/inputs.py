@@ -1,7 +1,9 @@
 """The input, param and resource functions of ``rules/retrain.smk``.
 
 Snakemake calls each with a job's ``wildcards`` (``run``, ``corruption``); they only look things up
-in the config (:mod:`vcrbench.retrain.settings`). They live here rather than in the rules file so
+in the config (:mod:`vcrbench.retrain.settings`); config entries come with their keys sorted
+(:func:`vcrbench.config.canonical`: Snakemake compares params by their text, so reordered keys
+must not rerun anything). They live here rather than in the rules file so
 that the rules file holds rules only (``snakemake --lint``) and they are tested like the library.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from vcrbench.config import canonical
 from vcrbench.retrain import settings as rs
 
 
@@ -39,13 +42,17 @@ class RuleInputs:
         return model_weights(self.config, rs.base_name(self.config, wildcards.run))
 
     def base_entry(self, wildcards) -> dict:
-        return dict(self.config["models"][rs.base_name(self.config, wildcards.run)])
+        return canonical(self.config["models"][rs.base_name(self.config, wildcards.run)])
 
     def derived_entry(self, wildcards) -> dict:
-        return rs.derived_model_entries(self.config)[wildcards.run]
+        return canonical(rs.derived_model_entries(self.config)[wildcards.run])
 
     def run(self, wildcards) -> dict:
-        return rs.run_settings(self.config, wildcards.run)
+        return canonical(rs.run_settings(self.config, wildcards.run))
+
+    def pool(self) -> dict:
+        """The pool's settings (a plain value: one pool per config)."""
+        return canonical(rs.pool_settings(self.config))
 
     def mem_mb(self, wildcards) -> int:
         return rs.finetune_mem_mb(self.config, wildcards.run)

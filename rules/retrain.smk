@@ -159,6 +159,7 @@ rule finetune_model:
         device=RETRAIN["device"],
         precision=RETRAIN["precision"],
         keep_checkpoints=RETRAIN["keep_checkpoints"],
+        label_space=canonical(config["dataset"]["label_space"]),
         checkpoint_dir="results/retrain/{run}/checkpoints",
     script:
         "../workflow/scripts/finetune_model.py"

@@ -738,6 +738,15 @@ def test_training_data_errors_name_the_shard(tiny, tmp_path):
     assert not (tmp_path / "model.pt").exists()
 
 
+def test_training_labels_must_be_in_the_models_label_space(tiny, tmp_path):
+    from vcrbench.labels import LabelSpaceError
+
+    toy = {"name": "toy", "num_classes": 4}
+    with pytest.raises(LabelSpaceError, match="model 'base' predicts label space 'imagenet1k'"):
+        _plain(tiny, tmp_path, TrainSettings(epochs=1, batch_size=4), label_space=toy)
+    _plain(tiny, tmp_path, TrainSettings(epochs=1, batch_size=4), label_space="imagenet1k")
+
+
 def test_rebuild_check_catches_an_entry_with_other_preprocessing(tiny, tmp_path):
     base = load_model(ModelSpec.from_config("base", tiny["entry"]), "cpu")
     entry = derived_entry(tiny["entry"], "unused.pt", "base", "ft", {"crop": 0.875})

@@ -27,4 +27,5 @@ with logs.job_log(snakemake.log[0]):
         device=p.device,
         precision=p.precision,
         keep_checkpoints=p.keep_checkpoints,
+        label_space=p.label_space,
     )

@@ -50,6 +50,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from vcrbench import io
+from vcrbench.labels import check_compatible, get_label_space
 from vcrbench.models import Classifier, ModelSpec, load_model, resolve_device
 from vcrbench.retrain import checkpoints
 from vcrbench.retrain.history import write_history
@@ -351,6 +352,7 @@ def finetune(
     device: str | torch.device | None = "auto",
     precision: str = "auto",
     keep_checkpoints: int | None = None,
+    label_space: str | dict | None = None,
     progress: bool = True,
     on_epoch_end: Callable[[int, dict], None] | None = None,
 ) -> pd.DataFrame:
@@ -369,6 +371,8 @@ def finetune(
         epochs, lr, momentum, weight_decay, batch_size, seed.
     keep_checkpoints : int or None
         Keep only the newest N per-epoch checkpoints (None: all).
+    label_space : str or dict, optional
+        The label space of the training labels (the dataset's); the model must predict it.
     on_epoch_end : callable(epoch, row), optional
         Called after each epoch's checkpoint is written.
     """
@@ -386,6 +390,8 @@ def finetune(
         with seeded(derive_seed(settings.seed, "retrain", "build"), device):
             model = load_model(base, device)
         precision = resolve_training_precision(precision, base, device)
+        if label_space is not None:
+            check_compatible(model.label_space, get_label_space(label_space), base.name)
         if labels.max() >= model.num_classes:
             raise RetrainError(
                 f"training labels go up to {int(labels.max())} but model {base.name!r} has "

@@ -142,13 +142,14 @@ def hmri_mrsi_figure(
         notes = [_empty_note(reference, k) for k in ("a", "p") if k not in keys]
     panels = [(m, k) for m, k in PANELS if k in keys]
 
-    height = layout.rows_height(max(len(rows), 1), base=1.3) + 0.35 if panels else 0.7
+    n_rows = max(len(rows), 1)
+    height = n_rows * layout.row_height(style.font_size) + 1.6 if panels else 0.7
     fig = new_figure(style.width, height)
     main = layout.with_notes(fig, notes, style.width, style.font_size - 0.5)
     title = f"{corruption_title(corruption)}: models against humans"
     if reference:
         title += f"  (human reference: {reference}, {how})"
-    main.suptitle(title, x=0.01, ha="left", fontsize=style.font_size + 1.5)
+    layout.suptitle(main, title, style.width, style.font_size + 1.5)
     if not panels:
         return fig
 
@@ -176,7 +177,9 @@ def hmri_mrsi_figure(
     main.legend(
         handles=handles,
         loc="outside lower center",
-        ncols=min(len(handles), 4),
+        ncols=layout.legend_columns(
+            [h.get_label() for h in handles], style.width, style.font_size - 0.5, max_cols=4
+        ),
         frameon=False,
         title=layout.wrap(
             [
@@ -185,10 +188,11 @@ def hmri_mrsi_figure(
                     key=f"{panels[0][0]}$_{panels[0][1]}$",
                 )
             ],
-            style.width,
+            style.width - 0.4,  # the legend's frame and padding
             style.font_size,
         ),
     )
+    layout.grow_to_fit_rows(fig, axes[0], n_rows, style.font_size)
     return fig
 
 

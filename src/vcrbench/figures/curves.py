@@ -56,12 +56,17 @@ def curves_figure(
     labels = [*models, f"human ({human_name or 'reference'}, 95% band)"]
     ncols = layout.legend_columns(labels, style.width, style.font_size - 0.5, max_cols=4)
     legend_rows = -(-n_entries // ncols)
-    height = 2.9 + 0.17 * legend_rows
+    height = (2.9 + 0.17 * legend_rows) * style.scale
     fig = new_figure(style.width, height)
     axes = fig.subplots(1, 2, sharey=False)
     for ax, (key, prop) in zip(axes, PROPERTIES.items(), strict=True):
+        panel_w = style.width / 2 - 0.6  # minus the y label and ticks
         ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]}", loc="left")
-        ax.set_xlabel("visual change $\\Delta_v$  (0 = none, 1 = total)")
+        ax.set_xlabel(
+            layout.wrap(
+                ["visual change $\\Delta_v$ (0 = none, 1 = total)"], panel_w, style.font_size
+            )
+        )
         ax.set_ylabel(Y_LABEL[key])
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.02, 1.03)
@@ -95,10 +100,17 @@ def curves_figure(
             )
             ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
         elif human:
-            ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]} (no human curve)", loc="left")
+            ax.set_title(
+                layout.wrap(
+                    [f"$s_{key}$: {PROPERTY_NAMES[key]} (no human curve)"],
+                    panel_w,
+                    style.font_size + 1,
+                ),
+                loc="left",
+            )
 
     title = f"{corruption_title(corruption)}: estimated curves ({label_space} labels)"
-    fig.suptitle(title, x=0.01, ha="left", fontsize=style.font_size + 1.5)
+    layout.suptitle(fig, title, style.width, style.font_size + 1.5)
     handles = []
     if human:
         band = f", {human_level:.0%} band" if human_level else ", band"
@@ -123,8 +135,14 @@ def curves_figure(
             loc="outside lower center",
             ncols=min(ncols, len(handles)),
             frameon=False,
-            title="colour = family: "
-            + ", ".join(family_label(f) for f in family_order(set(fams.values()))),
+            title=layout.wrap(
+                [
+                    "colour = family: "
+                    + ", ".join(family_label(f) for f in family_order(set(fams.values())))
+                ],
+                style.width - 0.4,
+                style.font_size,
+            ),
         )
     if missing:
         fig.text(

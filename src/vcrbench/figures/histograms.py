@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
+from vcrbench.figures import layout
 from vcrbench.figures.style import Style, new_figure
 from vcrbench.tables import display_corruption as corruption_title
 
@@ -26,7 +27,7 @@ def dv_histogram_figure(
         raise ValueError(f"dv histograms: no rows for corruption {corruption!r}")
     sources = [s for s in SOURCES if s in set(rows["source"])]
     sources += sorted(set(rows["source"]) - set(sources))
-    fig = new_figure(style.width, 2.7)
+    fig = new_figure(style.width, 2.7 * style.scale)
     axes = fig.subplots(1, len(sources), sharey=True, squeeze=False)[0]
     ymax = 100 * float(rows["fraction"].max())
     for ax, source in zip(axes, sources, strict=True):
@@ -51,11 +52,11 @@ def dv_histogram_figure(
         ax.set_xlabel("visual change $\\Delta_v$")
         ax.grid(axis="x", visible=False)
     axes[0].set_ylabel("images (% of the set)")
-    fig.suptitle(
+    layout.suptitle(
+        fig,
         f"{corruption_title(corruption)}: distribution of $\\Delta_v$",
-        x=0.01,
-        ha="left",
-        fontsize=style.font_size + 1.5,
+        fig.get_figwidth(),
+        style.font_size + 1.5,
     )
     return fig
 

@@ -125,7 +125,7 @@ def human_similarity_figure(
 
     ncols = len(panels)
     width = max(style.width, 2.4 * ncols)
-    height = 2.6 * len(props) + 0.5 + 0.18 * -(-len(refs) // 2)
+    height = (2.6 * len(props) + 0.5 + 0.18 * -(-len(refs) // 2)) * style.scale
     fig = new_figure(width, height)
     axes = fig.subplots(len(props), ncols, squeeze=False, sharex=True, sharey=True)
     for i, prop in enumerate(props):
@@ -180,15 +180,17 @@ def human_similarity_figure(
         [h for h, _ in handles],
         [lab for _, lab in handles],
         loc="outside lower center",
-        ncols=min(2, len(handles)),
+        ncols=layout.legend_columns(
+            [label for _, label in handles], width, style.font_size - 0.5, max_cols=2
+        ),
         frameon=False,
         title=f"human references, {level:.0%} {band} bands",
     )
-    fig.suptitle(
+    layout.suptitle(
+        fig,
         "Human curves of similar and dissimilar corruptions",
-        x=0.01,
-        ha="left",
-        fontsize=style.font_size + 1.5,
+        fig.get_figwidth(),
+        style.font_size + 1.5,
     )
     return fig
 

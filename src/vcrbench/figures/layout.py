@@ -3,7 +3,6 @@ overlap checks the tests use to keep figures readable."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,16 +15,77 @@ from matplotlib.transforms import Bbox
 ROW_HEIGHT_IN = 0.19
 
 
-def rows_height(n_rows: int, base: float = 0.9) -> float:
-    """Height (inches) of an axes that lists ``n_rows`` labelled rows (bars), with margins."""
-    return base + ROW_HEIGHT_IN * max(n_rows, 1)
+def row_height(font_size: float) -> float:
+    """Height (inches) of one labelled row (a bar with its model name) at ``font_size``."""
+    return max(ROW_HEIGHT_IN, 1.6 * font_size / 72)
+
+
+def grow_to_fit_rows(fig: Figure, ax: Axes, n_rows: int, font_size: float, rounds: int = 3) -> None:
+    """Make ``fig`` taller until ``ax`` has :func:`row_height` per row: titles, legends and notes
+    take what they need whatever the fonts, and the rows get the rest."""
+    need = n_rows * row_height(font_size)
+    for _ in range(rounds):
+        fig.draw_without_rendering()
+        have = ax.get_window_extent().height / fig.dpi
+        if have >= need - 0.01:
+            return
+        fig.set_figheight(fig.get_figheight() + (need - have))
+        strip = getattr(fig, "_vcrbench_note_strip", None)
+        if strip is not None:  # the note strip keeps its height; the rows get the growth
+            gridspec, strip_in = strip
+            gridspec.set_height_ratios([fig.get_figheight() - strip_in, strip_in])
+
+
+def suptitle(fig, text: str, width_in: float, font_size: float) -> None:
+    """A left-aligned figure title, wrapped to the figure's width."""
+    fig.suptitle(wrap([text], width_in - 0.25, font_size), x=0.01, ha="left", fontsize=font_size)
+
+
+def text_width_in(text: str, font_size: float) -> float:
+    """Width (inches) of one line of ``text`` at ``font_size`` in the current rcParams font
+    (mathtext included), measured from the glyphs."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    ismath = text.count("$") >= 2 and text.count("$") % 2 == 0
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=font_size), ismath=ismath
+    )
+    return float(width) / 72
 
 
 def wrap(lines: Sequence[str], width_in: float, font_size: float) -> str:
-    """Join ``lines`` with newlines, each wrapped to fit ``width_in`` inches at ``font_size``
-    (an average glyph is about 0.55 em wide in DejaVu Sans)."""
-    chars = max(20, int(width_in * 72 / (0.55 * font_size)) - 2)
-    return "\n".join(textwrap.fill(line, chars) for line in lines)
+    """Join ``lines`` with newlines, each broken at spaces into lines that fit ``width_in``
+    inches at ``font_size`` (measured; a mathtext span is never broken)."""
+    out = []
+    for line in lines:
+        words, current = _math_safe_words(line), ""
+        for word in words:
+            trial = f"{current} {word}" if current else word
+            if current and text_width_in(trial, font_size) > width_in:
+                out.append(current)
+                current = word
+            else:
+                current = trial
+        out.append(current)
+    return "\n".join(out)
+
+
+def _math_safe_words(line: str) -> list[str]:
+    """Split at spaces outside $...$ (so that mathtext stays whole)."""
+    words, current, in_math = [], "", False
+    for ch in line:
+        if ch == "$":
+            in_math = not in_math
+        if ch == " " and not in_math:
+            if current:
+                words.append(current)
+            current = ""
+        else:
+            current += ch
+    if current:
+        words.append(current)
+    return words
 
 
 def with_notes(fig: Figure, notes: Sequence[str], width_in: float, font_size: float):
@@ -34,12 +94,14 @@ def with_notes(fig: Figure, notes: Sequence[str], width_in: float, font_size: fl
     of its own keeps the notes clear of axes, labels and legends whatever the layout does."""
     if not notes:
         return fig
-    text = wrap(notes, width_in, font_size)
+    text = wrap(notes, width_in - 0.25, font_size)
     n_lines = text.count("\n") + 1
     strip = (n_lines * 1.35 * font_size + 8) / 72
     total = fig.get_figheight()
     fig.set_figheight(total + strip)
-    top, bottom = fig.subfigures(2, 1, height_ratios=[total, strip])
+    grid = fig.add_gridspec(2, 1, height_ratios=[total, strip], hspace=0)
+    top, bottom = fig.add_subfigure(grid[0]), fig.add_subfigure(grid[1])
+    fig._vcrbench_note_strip = (grid, strip)
     bottom.text(
         0.01,
         0.5,
@@ -56,11 +118,11 @@ def with_notes(fig: Figure, notes: Sequence[str], width_in: float, font_size: fl
 def legend_columns(
     labels: Sequence[str], width_in: float, font_size: float, max_cols: int = 4
 ) -> int:
-    """Legend columns that fit ``width_in`` inches: the longest label plus the handle (about
-    4 em) per column."""
-    longest = max((len(s) for s in labels), default=1)
-    col_pt = (0.55 * longest + 4.0) * font_size
-    return int(max(1, min(max_cols, (width_in * 72 - 10) // col_pt)))
+    """Legend columns that fit ``width_in`` inches: the widest label plus the handle and
+    spacing (about 5 em) per column."""
+    widest = max((text_width_in(s, font_size) for s in labels), default=0.0)
+    col_in = widest + 5.0 * font_size / 72
+    return int(max(1, min(max_cols, (width_in - 0.15) // col_in)))
 
 
 def text_bboxes(fig: Figure, texts: Sequence[Text]) -> list[Bbox]:
@@ -86,7 +148,9 @@ def drawn_texts(fig: Figure) -> list[Text]:
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
                 if not lo - 1e-9 <= tick.get_loc() <= hi + 1e-9:
                     hidden.update({id(tick.label1), id(tick.label2)})
-                if not tick.label2.get_visible() or not axis.get_tick_params().get("label2On", False):
+                if not tick.label2.get_visible() or not axis.get_tick_params().get(
+                    "label2On", False
+                ):
                     hidden.add(id(tick.label2))
     return [
         t
@@ -121,16 +185,17 @@ def label_points(
     *,
     offset_pt: float = 4.0,
     pad_px: float = 1.0,
-    max_steps: int = 40,
     **text_kw,
 ) -> list:
     """Label scatter points with ``names`` so that no two labels overlap; return the annotations.
 
     Call it last, once everything that changes the layout (titles, legends) is in place: the
     labels are kept out of the layout and placed in display space. Deterministic greedy
-    placement: a label sits right of its point (left when it would leave the axes); labels are
-    taken from the lowest point up, and each moves to the nearest free height (tried in
-    half-label steps, alternately up and down). A label that moved gets a thin grey leader line.
+    placement: labels are taken from the lowest point up; each takes the nearest free spot
+    inside the axes, trying heights in half-label steps (alternately up and down) and at each
+    height the right of its point, then the left; it must not cover a placed label or any
+    point. If no spot is free it stays beside its point. A label that moved vertically gets a
+    thin grey leader line.
     """
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
@@ -138,28 +203,15 @@ def label_points(
     axes_box = ax.get_window_extent(renderer)
     common = {"textcoords": "offset points", "va": "center", "annotation_clip": False}
     px_to_pt = 72.0 / fig.dpi
-    probes = []
+    gap_px = offset_pt / px_to_pt
+    right_boxes = []
     for x, y, n in zip(xs, ys, names, strict=True):
-        ann = ax.annotate(n, (x, y), xytext=(offset_pt, 0), ha="left", **common, **text_kw)
-        ann.set_in_layout(False)
-        probes.append(ann)
-    if not probes:
+        probe = ax.annotate(n, (x, y), xytext=(offset_pt, 0), ha="left", **common, **text_kw)
+        probe.update_positions(renderer)  # place the text at its offset (done at draw time)
+        right_boxes.append(Text.get_window_extent(probe, renderer))
+        probe.remove()
+    if not right_boxes:
         return []
-    boxes = []
-    sides = []
-    for ann in probes:
-        right = ann.get_window_extent(renderer)
-        left = right.translated(-(right.width + 2 * offset_pt / px_to_pt), 0)
-        over_right = max(0.0, right.x1 - axes_box.x1)
-        over_left = max(0.0, axes_box.x0 - left.x0)
-        if over_right > 0 and over_left < over_right:  # flip to the left of the point
-            boxes.append(left)
-            sides.append("right")  # the text's anchor: its right end at the point
-        else:
-            boxes.append(right)
-            sides.append("left")
-        ann.remove()
-    order = sorted(range(len(probes)), key=lambda k: (boxes[k].y0, boxes[k].x0, names[k]))
     # the points are obstacles too: a label must not hide another model's point
     r_px = 3.0
     placed: list[Bbox] = [
@@ -167,36 +219,57 @@ def label_points(
         for px, py in ax.transData.transform(np.column_stack([xs, ys]))
         if np.isfinite(px) and np.isfinite(py)
     ]
-    shifts = [0.0] * len(probes)
+    order = sorted(
+        range(len(right_boxes)), key=lambda k: (right_boxes[k].y0, right_boxes[k].x0, names[k])
+    )
+    chosen: dict[int, tuple[str, float]] = {}
     for k in order:
-        box = boxes[k]
-        step = box.height / 2
-        candidates = [0.0] + [d * step * sign for d in range(1, max_steps) for sign in (1, -1)]
-        for dy in candidates:
-            cur = box.translated(0, dy)
-            clash = any(
-                min(cur.x1, p.x1) - max(cur.x0, p.x0) > 0
-                and min(cur.y1, p.y1) - max(cur.y0, p.y0) > -pad_px
-                for p in placed
-            )
-            if not clash:
+        right = right_boxes[k]
+        sides = {"left": right, "right": right.translated(-(right.width + 2 * gap_px), 0)}
+        # "left"/"right" is the text's anchor: ha="left" puts the label right of the point
+        prefer = ["left", "right"]
+        if right.x1 > axes_box.x1:
+            prefer.reverse()
+        step = right.height / 2
+        reach = int(axes_box.height / step) + 1
+        fallback = (prefer[0], 0.0)
+        pick = None
+        for dy in [0.0] + [d * step * sign for d in range(1, reach) for sign in (1, -1)]:
+            for side in prefer:
+                cur = sides[side].translated(0, dy)
+                if not _inside(cur, axes_box):
+                    continue
+                if not any(_overlap(cur, p, pad_px) for p in placed):
+                    pick = (side, dy)
+                    break
+            if pick:
                 break
-        placed.append(box.translated(0, dy))
-        shifts[k] = dy
+        side, dy = pick or fallback
+        placed.append(sides[side].translated(0, dy))
+        chosen[k] = (side, dy)
     out = []
-    for k, ann in enumerate(probes):
-        dx = offset_pt if sides[k] == "left" else -offset_pt
-        kw = dict(common, ha=sides[k], **text_kw)
-        if abs(shifts[k]) > 0:
+    for k, (x, y, name) in enumerate(zip(xs, ys, names, strict=True)):
+        side, dy = chosen[k]
+        kw = dict(common, ha=side, **text_kw)
+        if abs(dy) > 0:
             kw["arrowprops"] = {
                 "arrowstyle": "-",
                 "color": "#999999",
                 "lw": 0.5,
                 "shrinkA": 0,
                 "shrinkB": 2,
-                "relpos": (0.0, 0.5) if sides[k] == "left" else (1.0, 0.5),
+                "relpos": (0.0, 0.5) if side == "left" else (1.0, 0.5),
             }
-        label = ax.annotate(ann.get_text(), ann.xy, xytext=(dx, shifts[k] * px_to_pt), **kw)
+        dx = offset_pt if side == "left" else -offset_pt
+        label = ax.annotate(name, (x, y), xytext=(dx, dy * px_to_pt), **kw)
         label.set_in_layout(False)
         out.append(label)
     return out
+
+
+def _inside(box: Bbox, frame: Bbox) -> bool:
+    return box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+
+
+def _overlap(a: Bbox, b: Bbox, pad: float) -> bool:
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 0 and min(a.y1, b.y1) - max(a.y0, b.y0) > -pad

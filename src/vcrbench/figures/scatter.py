@@ -14,8 +14,8 @@ from vcrbench.figures.style import DEFAULT_FAMILY, Style, family_label, family_o
 from vcrbench.tables import display_corruption as corruption_title
 
 Y_LABEL = {
-    "a": "VCR $\\hat{R}_a$  (mean accuracy over $\\Delta_v$)",
-    "p": "VCR $\\hat{R}_p$  (mean consistency over $\\Delta_v$)",
+    "a": "VCR $\\hat{R}_a$\n(mean accuracy over $\\Delta_v$)",
+    "p": "VCR $\\hat{R}_p$\n(mean consistency over $\\Delta_v$)",
 }
 
 
@@ -52,7 +52,7 @@ def imagenet_c_scatter_figure(
     fam_colors = {f: style.family_color(f, list(fams.values())) for f in set(fams.values())}
     # many models: one panel per row, so that the labels get the full width
     stacked = len(data) > 12
-    height = (2 * 3.4 + 0.8) if stacked else 3.4
+    height = ((2 * 3.4 + 0.8) if stacked else 3.4) * style.scale
     fig = new_figure(style.width, height)
     axes = fig.subplots(2, 1) if stacked else fig.subplots(1, 2)
     x = data["accuracy"].to_numpy(float)
@@ -65,11 +65,11 @@ def imagenet_c_scatter_figure(
         colors = [fam_colors[fams[m]] for m in data["model"]]
         ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="#999999", elinewidth=0.6, zorder=1)
         ax.scatter(x, y, c=colors, s=22, zorder=2, edgecolors="white", linewidths=0.4)
-        ax.set_xlabel("ImageNet-C accuracy  (mean over severities 1–5)")
+        ax.set_xlabel("ImageNet-C accuracy\n(mean over severities 1–5)")
         ax.set_ylabel(Y_LABEL[key])
         title = "accuracy" if key == "a" else "consistency"
         ax.set_title(f"$\\hat{{R}}_{key}$ ({title}){_rho_text(x, y)}", loc="left")
-        _limits(ax, x, np.concatenate([y, lo[ok], hi[ok]]))
+        _limits(ax, x, np.concatenate([y, lo[ok], hi[ok]]), label_room=0.2 if stacked else 0.35)
         if len(data) == 0:
             ax.text(
                 0.5,
@@ -80,16 +80,21 @@ def imagenet_c_scatter_figure(
                 va="center",
                 color="#555555",
             )
-    fig.suptitle(
+    layout.suptitle(
+        fig,
         f"{corruption_title(corruption)}: ImageNet-C against VCR ({label_space} labels)",
-        x=0.01,
-        ha="left",
-        fontsize=style.font_size + 1.5,
+        fig.get_figwidth(),
+        style.font_size + 1.5,
     )
     handles = [Patch(color=fam_colors[f], label=family_label(f)) for f in family_order(fam_colors)]
     if handles:
         fig.legend(
-            handles=handles, loc="outside lower center", ncols=min(len(handles), 6), frameon=False
+            handles=handles,
+            loc="outside lower center",
+            ncols=layout.legend_columns(
+                [h.get_label() for h in handles], style.width, style.font_size - 0.5, max_cols=6
+            ),
+            frameon=False,
         )
     # labels after the layout is settled (they are kept out of it)
     for ax, key in zip(axes, ("a", "p"), strict=True):
@@ -112,11 +117,12 @@ def _rho_text(x: np.ndarray, y: np.ndarray) -> str:
     rx = pd.Series(x[ok]).rank().to_numpy()
     ry = pd.Series(y[ok]).rank().to_numpy()
     rho = float(np.corrcoef(rx, ry)[0, 1])
-    return f", Spearman ρ = {rho:.2f}"
+    return f"\nSpearman ρ = {rho:.2f}"
 
 
-def _limits(ax, x: np.ndarray, y: np.ndarray) -> None:
-    """Axis limits around the data; extra room on the right for the labels."""
+def _limits(ax, x: np.ndarray, y: np.ndarray, label_room: float = 0.35) -> None:
+    """Axis limits around the data, with ``label_room`` (a share of the axes' width) free right
+    of the rightmost point, so that its label fits beside it."""
     x = x[np.isfinite(x)]
     y = y[np.isfinite(y)]
     if len(x) == 0:
@@ -125,5 +131,7 @@ def _limits(ax, x: np.ndarray, y: np.ndarray) -> None:
         return
     xr = max(float(np.ptp(x)), 0.05)
     yr = max(float(np.ptp(y)), 0.05)
-    ax.set_xlim(max(0.0, x.min() - 0.08 * xr), min(1.0, x.max() + 0.45 * xr) + 0.0)
+    x_lo = max(0.0, x.min() - 0.08 * xr)
+    x_hi = (x.max() - label_room * x_lo) / (1 - label_room)  # (x_hi - max) / (x_hi - x_lo) = room
+    ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(max(0.0, y.min() - 0.1 * yr), min(1.02, y.max() + 0.25 * yr))

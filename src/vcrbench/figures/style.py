@@ -97,6 +97,11 @@ class Style:
             leaderboard_sort=str(values["leaderboard_sort"]),
         )
 
+    @property
+    def scale(self) -> float:
+        """How much taller than at the default font size a figure must be (never shorter)."""
+        return max(1.0, self.font_size / DEFAULTS["font_size"])
+
     # ------------------------------------------------------------------ colours
 
     def family_color(self, family: str, families: Sequence[str] = ()) -> str:

@@ -173,6 +173,16 @@ def prediction_files(wildcards=None):
     return files
 
 
+def retrain_logs(wildcards=None):
+    from vcrbench.retrain import run_names
+
+    return [
+        f"results/retrain/{run}/training_log.{ext}"
+        for run in run_names(config)
+        for ext in ("csv", "png")
+    ]
+
+
 def final_outputs(wildcards=None):
     """What `snakemake` builds: the test sets and predictions are products in their own right
     (and listing them means a deleted shard is rebuilt, with what depends on it)."""
@@ -182,6 +192,7 @@ def final_outputs(wildcards=None):
         *prediction_files(),
         "results/tables/coverage.csv",
         "results/tables/vcr_metrics.csv",
+        *retrain_logs(),
     ]
     if GEIRHOS_REFS:
         outputs.append("results/tables/geirhos_dnn_vs_humans.csv")

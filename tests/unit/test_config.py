@@ -45,6 +45,8 @@ def test_shipped_configs_validate(name, tmp_path):
     cfg = yaml.safe_load(path.read_text())
     if cfg["dataset"].get("path"):
         cfg["dataset"]["path"] = str(tmp_path)  # the paper's ImageNet folder is site-specific
+    if (cfg.get("retrain") or {}).get("pool", {}).get("path"):
+        cfg["retrain"]["pool"]["path"] = str(tmp_path)
     vconfig.validate_schema(cfg, SCHEMA)
     vconfig.check(cfg)
 

@@ -73,6 +73,9 @@ def test_paper_config_validates_and_plans(tmp_path):
     val = tmp_path / "ILSVRC2012_val"
     val.mkdir()
     config["dataset"]["path"] = str(val)
+    train = tmp_path / "ILSVRC2012_train"
+    train.mkdir()
+    config["retrain"]["pool"]["path"] = str(train)
     # Weights that are not on this machine stop a real run, naming the file; a dry run needs
     # only that the files exist.
     for entry in config["models"].values():
@@ -88,6 +91,8 @@ def test_paper_config_validates_and_plans(tmp_path):
     assert len(corruptions) == 14
     shards = [w for r, w in jobs if r == "generate_shard"]
     assert len(shards) == 14 * 50  # 50,000 samples per corruption in shards of 1,000
+    finetuned = {w["run"] for r, w in jobs if r == "finetune_model"}
+    assert len(finetuned) == 6
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from vcrbench import datasets, logs
 with logs.job_log(snakemake.log[0]):
     ds = snakemake.params.dataset
     records = datasets.load_dataset(ds["kind"], ds["path"], ds["labels"])
+    records = datasets.select_images(records, ds["include"], ds["exclude"])
     datasets.prepare_clean_set(
         records,
         images_path=snakemake.output.images,

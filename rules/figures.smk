@@ -16,6 +16,7 @@ EXTRA_FORMATS = [fmt for fmt in FIGURES["formats"] if fmt != "png"]
 FAMILIES = vfigures.model_families(config)
 HUMAN_INFO = vfigures.human_reference_info(config)
 RETRAINED_PAIRS = vfigures.retrained_pairs(config)
+RETRAINED_ON = vfigures.retrained_corruptions(config)
 PAPER_TABLES = vfigures.PAPER_TABLES
 HUMAN_ESTIMATES = expand(
     "results/humans/{reference}/{table}.parquet",
@@ -139,6 +140,7 @@ rule retraining_table:
         runtime=10,
     params:
         pairs=RETRAINED_PAIRS,
+        trained_on=RETRAINED_ON,
         corruptions=CORRUPTIONS,
         label_space=FIGURES["label_space"],
         dataset_label_space=config["dataset"]["label_space"],

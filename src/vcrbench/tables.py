@@ -416,17 +416,22 @@ def retraining_table(
     metrics: pd.DataFrame,
     pairs: Mapping[str, str],
     *,
+    trained_on: Mapping[str, Sequence[str]] | None = None,
     label_space: str = "imagenet1k",
     corruptions: Sequence[str] | None = None,
     digits: int = 3,
 ) -> Table:
     """Table 3: R̂, HMRI and MRSI for accuracy then consistency, before and after fine-tuning.
 
-    ``pairs`` maps a fine-tuned model to the model it started from (both in ``metrics``). Rows are
-    corruptions (those where both models have metrics, or ``corruptions``); column groups are
-    the pairs (``base -> fine-tuned``), each with before/after × accuracy/consistency × R̂, HMRI,
-    MRSI. After-values that improve on before-values are bold in Markdown and LaTeX (the paper
-    marks them red). CSV: long format, one row per corruption, pair and phase.
+    ``pairs`` maps a fine-tuned model to the model it started from (both in ``metrics``);
+    ``trained_on`` (optional) maps a fine-tuned model to the corruptions it was trained on.
+    Rows are corruptions; column groups are base models, each with before/after × accuracy/
+    consistency × R̂, HMRI, MRSI (the paper's layout). A base with one fine-tuned model uses it in
+    every row; a base fine-tuned once per corruption (the paper: one run per corruption, known
+    from ``trained_on``) uses, in each row, the model trained on that corruption; otherwise each
+    fine-tuned model gets its own group. A row is kept when some group has both values. After-
+    values that improve on before-values are bold in Markdown and LaTeX (the paper marks them
+    red). CSV: long format, one row per corruption, fine-tuned model and phase.
     """
     if not pairs:
         raise TableError("retraining table: no (fine-tuned, base) model pairs given")
@@ -443,47 +448,62 @@ def retraining_table(
     for c in cols:
         if c not in merged:
             merged[c] = np.nan
-    long_rows = []
-    for tuned, base in sorted(pairs.items()):
-        for phase, model in (("before", base), ("after", tuned)):
-            sub = merged[merged["model"] == model][["corruption", *cols]]
-            long_rows.append(
-                sub.assign(base_model=base, model=model, finetuned_model=tuned, phase=phase)
-            )
-    data = pd.concat(long_rows, ignore_index=True)
-    both = data.groupby(["finetuned_model", "corruption"])["phase"].nunique()
-    present = sorted({c for (_, c), n in both.items() if n == 2})
-    if corruptions is not None:
-        present = [c for c in corruptions if c in present]
+    values = merged.set_index(["model", "corruption"])[cols]
+    all_corruptions = (
+        list(corruptions) if corruptions is not None else sorted(set(merged["corruption"]))
+    )
+    groups = _retraining_groups(pairs, trained_on or {}, all_corruptions)
+
+    def has(model, c):
+        return (model, c) in values.index
+
+    present = [
+        c
+        for c in all_corruptions
+        if any(c in rows and has(base, c) and has(rows[c], c) for _, base, rows in groups)
+    ]
     if not present:
         raise TableError("retraining table: no corruption has metrics for both models of a pair")
-    data = data[data["corruption"].isin(present)]
-    data = data.assign(
-        _c=data["corruption"].map({c: i for i, c in enumerate(present)}),
-        _p=(data["phase"] == "after").astype(int),
-    )
-    data = data.sort_values(["finetuned_model", "_c", "_p"], kind="stable").reset_index(drop=True)
-    data = _round(data[["corruption", "base_model", "finetuned_model", "phase", *cols]], digits)
+
+    long_rows = []
+    for _, base, rows in groups:
+        for c in present:
+            if c not in rows or not (has(base, c) and has(rows[c], c)):
+                continue
+            for phase, model in (("before", base), ("after", rows[c])):
+                long_rows.append(
+                    {
+                        "corruption": c,
+                        "base_model": base,
+                        "finetuned_model": rows[c],
+                        "phase": phase,
+                        **values.loc[(model, c)].to_dict(),
+                    }
+                )
+    data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
 
     phases = (("before", "Before retraining"), ("after", "After retraining"))
-    groups = sorted(pairs.items())
     keys, cells, bold = [], {}, {}
     cols_md, cols_tex = ["Corruption"], [("", "", "", "Corruption")]
-    for tuned, base in groups:
-        sub = data[data["finetuned_model"] == tuned].set_index(["corruption", "phase"])
+    for label, base, rows in groups:
+
+        def value(c, phase, col, base=base, rows=rows):
+            model = base if phase == "before" else rows.get(c)
+            if model is None or not (has(base, c) and has(rows.get(c), c)):
+                return np.nan
+            return float(values.loc[(model, c), col])
+
         for phase, phase_name in phases:
             for k, prop_name in TABLE3_METRICS:
                 for m in ("R", "HMRI", "MRSI"):
-                    key = (tuned, phase, k, m)
+                    key = (label, phase, k, m)
                     keys.append(key)
                     name = f"{HEADERS_MD[f'{m}_{k}']} {phase}"
-                    cols_md.append(f"{tuned}: {name}" if len(groups) > 1 else name)
-                    cols_tex.append(
-                        (latex_text(f"{base} → {tuned}"), phase_name, prop_name, HEADERS_TEX[m])
-                    )
-                    vals = [sub[f"{m}_{k}"].get((c, phase), np.nan) for c in present]
+                    cols_md.append(f"{label}: {name}" if len(groups) > 1 else name)
+                    cols_tex.append((latex_text(label), phase_name, prop_name, HEADERS_TEX[m]))
+                    vals = [value(c, phase, f"{m}_{k}") for c in present]
+                    before = [value(c, "before", f"{m}_{k}") for c in present]
                     cells[key] = [fmt(v, digits) for v in vals]
-                    before = [sub[f"{m}_{k}"].get((c, "before"), np.nan) for c in present]
                     bold[key] = [
                         phase == "after"
                         and bool(
@@ -493,7 +513,7 @@ def retraining_table(
                         )
                         for a, b in zip(vals, before, strict=True)
                     ]
-    columns = ["corruption", *[f"{t}|{p}|{k}|{m}" for t, p, k, m in keys]]
+    columns = ["corruption", *["|".join(key) for key in keys]]
     display = pd.DataFrame(
         [[display_corruption(c), *[cells[key][i] for key in keys]] for i, c in enumerate(present)],
         columns=columns,
@@ -503,7 +523,7 @@ def retraining_table(
     )
     caption = (
         "VCR before and after retraining ("
-        + "; ".join(f"{b} → {t}" for t, b in groups)
+        + "; ".join(_group_description(label, base, rows) for label, base, rows in groups)
         + f"; R̂ on {label_space} labels, HMRI/MRSI on the 16 classes of the human reference). "
         "Bold: improved after retraining."
     )
@@ -515,6 +535,37 @@ def retraining_table(
         bold=bold_df,
         columns_md=cols_md,
         columns_tex=cols_tex,
+    )
+
+
+def _retraining_groups(
+    pairs: Mapping[str, str], trained_on: Mapping[str, Sequence[str]], corruptions: Sequence[str]
+) -> list[tuple[str, str, dict[str, str]]]:
+    """Column groups of Table 3: ``(label, base model, {corruption: fine-tuned model})``."""
+    by_base: dict[str, list[str]] = {}
+    for tuned, base in sorted(pairs.items()):
+        by_base.setdefault(base, []).append(tuned)
+    groups = []
+    for base, tuned in sorted(by_base.items()):
+        if len(tuned) == 1:
+            groups.append((f"{base} → {tuned[0]}", base, dict.fromkeys(corruptions, tuned[0])))
+            continue
+        per_row: dict[str, list[str]] = {}
+        for t in tuned:
+            for c in trained_on.get(t, ()):
+                per_row.setdefault(c, []).append(t)
+        if all(t in trained_on for t in tuned) and all(len(v) == 1 for v in per_row.values()):
+            groups.append((base, base, {c: v[0] for c, v in per_row.items()}))
+        else:  # no one model per row: each fine-tuned model is its own group
+            groups += [(f"{base} → {t}", base, dict.fromkeys(corruptions, t)) for t in tuned]
+    return groups
+
+
+def _group_description(label: str, base: str, rows: Mapping[str, str]) -> str:
+    if label != base:
+        return label
+    return f"{base} → " + ", ".join(
+        f"{t} on {display_corruption(c).lower()}" for c, t in rows.items()
     )
 
 

@@ -154,10 +154,11 @@ def test_retraining_table_layout_and_improvements():
     assert noise.loc["after", "HMRI_a"] == 0.7 and noise.loc["before", "R_a"] == 0.5
     assert table.display.shape == (2, 13)  # corruption + 2 phases x 2 properties x 3 metrics
     bold = table.bold.set_axis(table.display.columns, axis=1)
-    assert bold.loc[1, "tuned|after|a|R"] and bold.loc[1, "tuned|after|a|HMRI"]
-    assert not bold.loc[1, "tuned|after|p|R"]  # 0.55 < 0.6: no improvement
-    assert not bold.loc[1, "tuned|after|a|MRSI"]  # equal
-    assert not bold.loc[1, "tuned|before|a|R"]
+    group = "base → tuned"
+    assert bold.loc[1, f"{group}|after|a|R"] and bold.loc[1, f"{group}|after|a|HMRI"]
+    assert not bold.loc[1, f"{group}|after|p|R"]  # 0.55 < 0.6: no improvement
+    assert not bold.loc[1, f"{group}|after|a|MRSI"]  # equal
+    assert not bold.loc[1, f"{group}|before|a|R"]
     md = table.to_markdown()
     assert "**0.600**" in md and "R̂_a before" in md and "base → tuned" in md
     tex = table.to_latex()
@@ -167,6 +168,31 @@ def test_retraining_table_layout_and_improvements():
         tables.retraining_table(rows, {"ghost": "base"})
     with pytest.raises(tables.TableError, match="no .*pairs"):
         tables.retraining_table(rows, {})
+
+
+def test_retraining_table_one_fine_tuned_model_per_corruption():
+    """The paper's Table 3: each base fine-tuned once per corruption; a row shows the model
+    trained on that row's corruption, under one column group per base."""
+    parts = []
+    for c, before, after in (("frost", 0.4, 0.5), ("glass_blur", 0.3, 0.45)):
+        parts.append(metric_rows({"R50": {"R_a": before, "R_p": 0.5}}, corruption=c))
+        for tuned_on in ("frost", "glass_blur"):
+            value = after if tuned_on == c else before - 0.1  # the other run does worse here
+            parts.append(
+                metric_rows({f"R50_ft_{tuned_on}": {"R_a": value, "R_p": 0.5}}, corruption=c)
+            )
+    rows = pd.concat(parts)
+    pairs = {"R50_ft_frost": "R50", "R50_ft_glass_blur": "R50"}
+    trained_on = {"R50_ft_frost": ["frost"], "R50_ft_glass_blur": ["glass_blur"]}
+    table = tables.retraining_table(rows, pairs, trained_on=trained_on, label_space="imagenet1k")
+    assert table.display.shape == (2, 13)  # one group: the base
+    after = table.display.set_index("corruption")["R50|after|a|R"]
+    assert list(after) == ["0.500", "0.450"]
+    assert list(table.data["finetuned_model"]) == ["R50_ft_frost"] * 2 + ["R50_ft_glass_blur"] * 2
+    assert "R50_ft_frost on frost" in table.caption
+    # without trained_on the rows are ambiguous: one group per fine-tuned model
+    wide = tables.retraining_table(rows, pairs, label_space="imagenet1k")
+    assert wide.display.shape == (2, 25)
 
 
 # --------------------------------------------------------------------------- writing

@@ -9,6 +9,7 @@ with logs.job_log(snakemake.log[0]):
     table = tables.retraining_table(
         pd.read_csv(snakemake.input.metrics),
         p.pairs,
+        trained_on=p.trained_on,
         label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
         corruptions=p.corruptions,
         digits=p.digits,

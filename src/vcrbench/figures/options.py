@@ -124,6 +124,20 @@ def retrained_pairs(config: Mapping) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(retrain.retrained_pairs(config)).items()}
 
 
+def retrained_corruptions(config: Mapping) -> dict[str, list[str]]:
+    """``{fine-tuned model: corruptions it was trained on}`` (Table 3 puts, in each corruption's
+    row, the model trained on it); empty where the retraining stage does not say."""
+    import vcrbench.retrain as retrain
+
+    if not hasattr(retrain, "run_settings"):
+        return {}
+    out = {}
+    for tuned in retrained_pairs(config):
+        run = retrain.run_settings(config, tuned)
+        out[tuned] = [str(c) for c in run.get("corruptions", [])]
+    return out
+
+
 #: Where the paper-layout tables go (CSV, Markdown, LaTeX).
 PAPER_TABLES = "results/tables/paper"
 

@@ -366,7 +366,8 @@ def leaderboard(
     if not (rows["label_space"] == label_space).any():
         raise TableError(
             f"leaderboard of {corruption!r}: no rows in label space {label_space!r} "
-            f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))})"
+            f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))}; "
+            "config key figures.label_space)"
         )
     df = _merge_spaces(rows, label_space)
     key = sort_by if sort_by in df and df[sort_by].notna().any() else "R_a"

@@ -308,12 +308,18 @@ def test_demo_config_evaluation_and_pool_are_disjoint_by_name():
         yaml.safe_load((REPO / "config/retrain-demo.yaml").read_text()), SCHEMA
     )
     vconfig.check(demo)
-    from vcrbench.datasets import read_embedded_dataset
+    from vcrbench.datasets import read_embedded_dataset, select_images
 
-    ids = read_embedded_dataset()["image_id"].tolist()
-    evaluation = set(ids[: demo["dataset"]["limit"]])
-    pool = set(demo["retrain"]["pool"]["include"])
-    assert not evaluation & pool and evaluation | pool == set(ids)
+    dataset = read_embedded_dataset()
+    ids = set(dataset["image_id"])
+    evaluation = set(
+        select_images(dataset, demo["dataset"].get("include"), demo["dataset"].get("exclude"))[
+            "image_id"
+        ]
+    )
+    pool = set(select_images(dataset, demo["retrain"]["pool"]["include"])["image_id"])
+    assert len(evaluation) == 7 and len(pool) == 3
+    assert not evaluation & pool and evaluation | pool == ids
     assert retrained_pairs(demo) == {"efficientnet_lite0_vcr": "efficientnet_lite0"}
 
 

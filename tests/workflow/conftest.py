@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 TINY = Path(__file__).with_name("tiny.yaml")
 
 
-def snakemake(workdir: Path, *args: str, configfile: Path | None = None, env=None, timeout=1800):
-    """Run snakemake on the repository's Snakefile in ``workdir``; return the CompletedProcess."""
+def snakemake_command(workdir: Path, *args: str, configfile: Path | None = None) -> list[str]:
+    """The command line that runs snakemake on the repository's Snakefile in ``workdir``."""
     cmd = [
         sys.executable,
         "-m",
@@ -28,7 +28,12 @@ def snakemake(workdir: Path, *args: str, configfile: Path | None = None, env=Non
     ]
     if configfile is not None:
         cmd += ["--configfile", str(configfile)]
-    cmd += list(args)
+    return cmd + list(args)
+
+
+def snakemake(workdir: Path, *args: str, configfile: Path | None = None, env=None, timeout=1800):
+    """Run snakemake on the repository's Snakefile in ``workdir``; return the CompletedProcess."""
+    cmd = snakemake_command(workdir, *args, configfile=configfile)
     run_env = dict(os.environ if env is None else env)
     run_env.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
     return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import REPO, snakemake, write_config
+from .conftest import REPO, snakemake, snakemake_command, write_config
 from .test_workflow import dry_run, scheduled_jobs
 
 pytestmark = pytest.mark.slow
@@ -130,20 +129,9 @@ def test_a_killed_fine_tuning_resumes_from_its_last_checkpoint(retrained):
     for stage in ("predictions", "estimates"):
         shutil.rmtree(workdir / "results" / stage / RUN)
 
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(config),
-        "--cores",
-        "2",
-        f"results/retrain/{RUN}/model.pt",
-    ]
+    cmd = snakemake_command(
+        workdir, "--cores", "2", f"results/retrain/{RUN}/model.pt", configfile=config
+    )
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
     output = workdir / "killed-run.log"
     with output.open("w") as fh:

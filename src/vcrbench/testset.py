@@ -367,6 +367,19 @@ def _read_dv(paths: Sequence[str | os.PathLike]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
+#: Columns of :func:`coverage_table` (``results/tables/coverage.csv``), in order.
+COVERAGE_COLUMNS = [
+    "corruption",
+    "source",
+    "n_images",
+    "coverage",
+    "covered_bins",
+    "bins",
+    "min_count",
+    "denominator",
+]
+
+
 def coverage_table(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
     imagenet_c: Mapping[str, str | os.PathLike] | None = None,
@@ -387,28 +400,18 @@ def coverage_table(
             dv = _read_dv(paths)
             res = coverage(dv, bins, scaled_min_count(dv.size, min_count, reference_n), denominator)
             rows.append(
-                {
-                    "corruption": name,
-                    "source": source,
-                    "n_images": res["n_images"],
-                    "coverage": res["coverage"],
-                    "covered_bins": res["covered_bins"],
-                    "bins": bins,
-                    "min_count": res["min_count"],
-                    "denominator": denominator,
-                }
+                (
+                    name,
+                    source,
+                    res["n_images"],
+                    res["coverage"],
+                    res["covered_bins"],
+                    bins,
+                    res["min_count"],
+                    denominator,
+                )
             )
-    columns = [
-        "corruption",
-        "source",
-        "n_images",
-        "coverage",
-        "covered_bins",
-        "bins",
-        "min_count",
-        "denominator",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
 
 
 def dv_histograms(

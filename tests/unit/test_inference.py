@@ -129,33 +129,19 @@ def test_schema_order_and_values(shards, tmp_path):
 
 def test_rerun_is_byte_identical_whatever_the_workers(shards, tmp_path):
     paths, _, _ = shards
-    first = predict_shards(
-        SPEC,
-        paths,
-        tmp_path / "a.parquet",
-        batch_size=4,
-        device="cpu",
-        model=tiny_model(),
-        progress=False,
-    )
-    again = predict_shards(
-        SPEC,
-        paths,
-        tmp_path / "b.parquet",
-        batch_size=4,
-        device="cpu",
-        model=tiny_model(),
-        progress=False,
-    )
-    workers = predict_shards(
-        SPEC,
-        paths,
-        tmp_path / "c.parquet",
-        batch_size=4,
-        device="cpu",
-        model=tiny_model(),
-        num_workers=2,
-        progress=False,
+    # Twice in-process, then with 2 DataLoader workers.
+    first, again, workers = (
+        predict_shards(
+            SPEC,
+            paths,
+            tmp_path / f"{name}.parquet",
+            batch_size=4,
+            device="cpu",
+            model=tiny_model(),
+            num_workers=num_workers,
+            progress=False,
+        )
+        for name, num_workers in (("a", None), ("b", None), ("c", 2))
     )
     assert first.read_bytes() == again.read_bytes() == workers.read_bytes()
 

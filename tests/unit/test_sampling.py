@@ -8,17 +8,6 @@ import pytest
 
 from vcrbench import sampling, testset
 from vcrbench.corruptions import Param, build_corruption, get_corruption
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
-
-
-@pytest.fixture(scope="module")
-def clean_set(tmp_path_factory) -> CleanSet:
-    """The embedded images at 72x72 (small enough for fast Δv, large enough for the pyramid)."""
-    d = tmp_path_factory.mktemp("clean")
-    prepare_clean_set(
-        read_embedded_dataset(), d / "images.npy", d / "index.parquet", resize=80, crop=72
-    )
-    return CleanSet.open(d / "images.npy", d / "index.parquet")
 
 
 def darken(image, params, rng):

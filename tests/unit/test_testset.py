@@ -8,17 +8,7 @@ import pytest
 
 from vcrbench import io, sampling, testset
 from vcrbench.corruptions import CorruptionError, Param, build_corruption, get_corruption
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
 from vcrbench.vif import delta_v
-
-
-@pytest.fixture(scope="module")
-def clean_set(tmp_path_factory) -> CleanSet:
-    d = tmp_path_factory.mktemp("clean")
-    prepare_clean_set(
-        read_embedded_dataset(), d / "images.npy", d / "index.parquet", resize=80, crop=72
-    )
-    return CleanSet.open(d / "images.npy", d / "index.parquet")
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,13 @@
 
 Geirhos, Temme, Rauber, Schütt, Bethge, Wichmann: *Generalisation in humans and deep neural
 networks*, NeurIPS 2018; data CC-BY-4.0 (``vcrbench/data/geirhos2018/``, licence and citation in
-its README). One CSV per observer and session with columns
+its README), read from the compact copy (:mod:`vcrbench.humans.geirhos_data`), which gives back
+each release CSV exactly. One CSV per observer and session with columns
 ``subj, session, trial, rt, object_response, category, condition, imagename``; the DNN files add
 entropy/probability columns. ``object_response`` is ``na`` where a human gave no answer: that trial
 counts as wrong, as in the paper.
 
-Two experiments ship: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
+Experiments placed on the Δv axis: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
 VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ; our
 ``geirhos_lowpass``). The ``dnns/`` folders of the release also hold copies of the human files;
 :func:`read_geirhos` keeps only the observers asked for.
@@ -15,7 +16,6 @@ VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import re
 from dataclasses import dataclass
@@ -23,20 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from vcrbench.humans import geirhos_data as gd
 from vcrbench.humans.schema import HumanDataError, correct, validate_trials
 
 #: Networks of the release (TensorFlow-Slim ImageNet weights, 16-class decision by summed softmax).
-DNN_OBSERVERS = ("googlenet", "resnet152", "vgg19")
-_CSV_COLUMNS = (
-    "subj",
-    "session",
-    "trial",
-    "rt",
-    "object_response",
-    "category",
-    "condition",
-    "imagename",
-)
+DNN_OBSERVERS = gd.PRETRAINED_NETWORKS
+_CSV_COLUMNS = gd.CSV_COLUMNS
 _FILE_OBSERVER_RE = re.compile(r"^.+-experiment_(.+)_session_\d+\.csv$")
 _SOURCE_IMAGE_RE = re.compile(r"(n\d{8}_\d+)\.[A-Za-z]+$")
 
@@ -91,7 +83,7 @@ PUBLISHED_HUMAN_ACCURACY = {
 
 def data_root() -> Path:
     """Folder of the shipped Geirhos data (``vcrbench/data/geirhos2018``)."""
-    return Path(str(importlib.resources.files("vcrbench") / "data" / "geirhos2018"))
+    return gd.data_root()
 
 
 def experiment(name: str) -> Experiment:
@@ -106,22 +98,34 @@ def experiment(name: str) -> Experiment:
 def csv_files(
     experiment_name: str, observers: str = "humans", root: str | os.PathLike | None = None
 ) -> list[Path]:
-    """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted)."""
+    """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted).
+
+    Without ``root``, the names of the files in the shipped compact copy
+    (:mod:`vcrbench.humans.geirhos_data`), as paths relative to its folder; with ``root``, the
+    CSV files in ``root/{experiment}-experiment/`` (a downloaded release).
+    """
     if observers not in ("humans", "dnns"):
         raise HumanDataError(f"observers must be 'humans' or 'dnns', not {observers!r}")
-    folder = Path(root) if root is not None else data_root() / observers
-    folder = folder / experiment(experiment_name).directory
+    exp = experiment(experiment_name)
+    if root is None:
+        names = gd.csv_files(observers, exp.name)
+        return [Path(observers) / exp.directory / n for n in names]
+    folder = Path(root) / exp.directory
     files = sorted(folder.glob("*.csv"))
     if not files:
         raise HumanDataError(f"no Geirhos CSV files in {folder}")
     return files
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise HumanDataError(f"cannot read Geirhos CSV {path}: {exc}") from exc
+def _read_csv(path: Path, observers: str, experiment_name: str, stored: bool) -> pd.DataFrame:
+    if stored:
+        # exactly what pandas reads from the release's CSV (tested on every file)
+        df = gd.raw_frame(observers, experiment_name, path.name)
+    else:
+        try:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise HumanDataError(f"cannot read Geirhos CSV {path}: {exc}") from exc
     missing = [c for c in _CSV_COLUMNS if c not in df.columns]
     if missing:
         raise HumanDataError(
@@ -193,7 +197,7 @@ def read_geirhos(
         ]
     frames = []
     for path in files:
-        df = _read_csv(path)
+        df = _read_csv(path, observers, exp.name, stored=root is None)
         if observers == "dnns":
             df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
             if df.empty:

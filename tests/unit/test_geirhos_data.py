@@ -519,3 +519,37 @@ def test_build_script_is_deterministic_and_lossless(tmp_path):
     gd._stored.cache_clear()
     gd._file_slices.cache_clear()
     assert build.main(["--source", str(tmp_path / "nothing"), "--out", str(tmp_path / "c")]) == 1
+
+
+# --------------------------------------------------------------------------- the workflow's table
+
+
+def test_conditions_table_csv_reproduces_the_published_tables(tmp_path):
+    """results/tables/geirhos_conditions.csv: every cell of the release's accuracy tables."""
+    from vcrbench.humans import stages
+
+    out = tmp_path / "geirhos_conditions.csv"
+    stages.geirhos_conditions(out)
+    table = pd.read_csv(out, dtype={"condition": str}, keep_default_na=False)
+    assert tuple(table.columns) == gd.CONDITIONS_COLUMNS
+    assert set(table.decision_rule) == {"sum", "mean", "response"}
+    # the ImageNet networks under both rules, everyone else once
+    assert set(table.loc[table.collection == "dnns", "decision_rule"]) == {"sum", "mean"}
+    assert set(table.loc[table.collection != "dnns", "decision_rule"]) == {"response"}
+    assert len(table) == len(table.drop_duplicates(
+        ["collection", "experiment", "subject", "decision_rule", "condition"]
+    ))  # fmt: skip
+    index = table.set_index(["collection", "experiment", "subject", "decision_rule", "condition"])
+    checked = 0
+    for collection, experiment, observer, rule, condition, printed in _published_cells():
+        if observer == "all-noise":
+            continue
+        rule = rule if collection == "dnns" else gd.RESPONSE_RULE
+        row = index.loc[(collection, experiment, observer, rule, condition)]
+        assert f"{row.n_correct / row.n:.15g}" == printed, (experiment, observer, condition)
+        assert row.accuracy == pytest.approx(float(printed), rel=1e-5)
+        checked += 1
+    assert checked == 507
+    # the mean rule is beside the publication's for every network cell
+    networks = table[table.collection == "dnns"]
+    assert (networks.decision_rule == "sum").sum() == (networks.decision_rule == "mean").sum()

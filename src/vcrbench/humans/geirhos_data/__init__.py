@@ -54,7 +54,12 @@ Cohen's κ of Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying trial-by
 CNNs and humans by measuring error consistency*, NeurIPS 2020.
 """
 
-from vcrbench.humans.geirhos_data.accuracy import condition_accuracy
+from vcrbench.humans.geirhos_data.accuracy import (
+    CONDITIONS_COLUMNS,
+    RESPONSE_RULE,
+    accuracy_table,
+    condition_accuracy,
+)
 from vcrbench.humans.geirhos_data.consistency import (
     consistency_table,
     error_consistency,
@@ -107,6 +112,8 @@ from vcrbench.humans.geirhos_data.store import (
 
 __all__ = [
     "COLLECTIONS",
+    "CONDITIONS_COLUMNS",
+    "RESPONSE_RULE",
     "CSV_COLUMNS",
     "DICTIONARY_COLUMNS",
     "DNN_COLUMNS",
@@ -128,6 +135,7 @@ __all__ = [
     "TRAINED_EXPERIMENTS",
     "TRAINED_NETWORKS",
     "Experiment",
+    "accuracy_table",
     "condition_accuracy",
     "conditions_table",
     "consistency_table",

@@ -109,3 +109,34 @@ def condition_accuracy(
     for c in ("n", "n_correct", "n_no_answer", "n_units", "condition_index"):
         res[c] = res[c].astype("int64")
     return res
+
+
+#: Columns of ``results/tables/geirhos_conditions.csv``.
+CONDITIONS_COLUMNS = (
+    "collection", "experiment", "subject", "subject_type", "decision_rule", "condition_index",
+    "condition", "n", "n_correct", "n_no_answer", "accuracy",
+)  # fmt: skip
+#: ``decision_rule`` of the observers with one answer per trial (humans, the trained ResNet-50s
+#: with their 16-way output).
+RESPONSE_RULE = "response"
+
+
+def accuracy_table(collections: Sequence[str] = COLLECTIONS) -> pd.DataFrame:
+    """Per-condition accuracies of every observer of the release, one row per decision rule.
+
+    The ImageNet networks appear twice: ``decision_rule`` ``sum`` (summed probabilities over a
+    class's ImageNet classes, the rule of the publication's figures and accuracy tables) and
+    ``mean`` (mean probabilities, the rule VCR-Bench uses for its own models). Humans (each
+    observer, and ``subject = "humans"`` pooled) and the trained networks give one answer:
+    ``decision_rule = "response"``. Columns :data:`CONDITIONS_COLUMNS`; ``na`` (no answer) is
+    wrong.
+    """
+    acc = condition_accuracy(collections=collections)
+    single = acc["collection"] != "dnns"
+    # humans and trained networks are listed under both rules with equal values: keep one
+    acc = acc[~single | (acc["rule"] == "mean")].copy()
+    acc.loc[single, "rule"] = RESPONSE_RULE
+    out = acc.rename(
+        columns={"observer": "subject", "observer_type": "subject_type", "rule": "decision_rule"}
+    )
+    return out[list(CONDITIONS_COLUMNS)].reset_index(drop=True)

@@ -69,7 +69,8 @@ def test_registered_with_names_parameters_identities_and_domains():
         assert c.param_names == [param]
         assert c.params[0].identity == identity
         assert c.source == ("imagenet-c" if name == "contrast" else "geirhos2018")
-        assert c.similarity_class is None
+        contrast = name in ("contrast", "geirhos_contrast")
+        assert c.similarity_class == ("contrast" if contrast else None)
         assert c.domain[param] == tuple(calibrated_domains()[name]["domain"][param])
         assert c.reason and c.calibration["dv_severe"]["median"] > 0
     assert "geirhos_rotation" not in calibrated_domains()

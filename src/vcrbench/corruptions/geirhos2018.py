@@ -99,6 +99,7 @@ def _to_rgb(values: np.ndarray) -> np.ndarray:
             "log",
         )
     ],
+    similarity_class="contrast",
 )
 def geirhos_contrast(
     image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator

@@ -36,6 +36,7 @@ SEVERITIES = (0.4, 0.3, 0.2, 0.1, 0.05)
         )
     ],
     imagenet_c=[{"c": c} for c in SEVERITIES],
+    similarity_class="contrast",
 )
 def contrast(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """(x − mean) · c + mean per channel on [0, 1] (means over the whole image), clipped.

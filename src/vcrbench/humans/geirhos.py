@@ -46,31 +46,47 @@ class Experiment:
     description: str
 
 
-EXPERIMENTS = {
-    "noise": Experiment(
-        name="noise",
-        directory="noise-experiment",
-        corruption="uniform_noise",
-        parameter="width",
-        conditions=(0.0, 0.03, 0.05, 0.1, 0.2, 0.35, 0.6, 0.9),
-        # First batch: humans saw the 256x256 stimulus, the DNNs its 224x224 centre crop (JPEG).
-        image_size=256,
-        description="greyscale (skimage rgb2gray), contrast 30%, + U[-w, w] per pixel, clipped to [0, 1]",
-    ),
-    "lowpass": Experiment(
-        name="lowpass",
-        directory="lowpass-experiment",
-        corruption="geirhos_lowpass",
-        parameter="sigma",
-        conditions=(0.0, 1.0, 3.0, 5.0, 7.0, 10.0, 15.0, 40.0),
-        # Second batch: stimuli downsampled to 224x224 for humans and DNNs alike (PNG).
-        image_size=224,
-        description=(
-            "greyscale (skimage rgb2gray), scipy.ndimage.gaussian_filter(σ, mode='constant', "
-            "cval=0.4423, truncate=4), clipped to [0, 1]"
-        ),
+_DESCRIPTIONS = {
+    "noise": "greyscale (skimage rgb2gray), contrast 30%, + U[-w, w] per pixel, clipped to [0, 1]",
+    "lowpass": (
+        "greyscale (skimage rgb2gray), scipy.ndimage.gaussian_filter(σ, mode='constant', "
+        "cval=0.4423, truncate=4), clipped to [0, 1]"
     ),
 }
+
+#: Experiments that cannot be placed on the Δv axis, and why (docs/corruptions.md).
+NOT_PLACEABLE = {
+    "rotation": (
+        "rotation is not a visual degradation in the VIF sense: Δv compares pixel-aligned images, "
+        "so a rotated image measures as an almost total loss (median Δv .975) although nothing "
+        "was lost"
+    ),
+    "eidolon": (
+        "Eidolon I/II/III need Koenderink et al.'s Eidolon toolbox, which no installable package "
+        "provides, so their stimuli cannot be made faithfully on this dataset's images"
+    ),
+}
+
+
+def _experiment(name: str) -> Experiment:
+    info = gd.experiment_info(name)
+    (parameter,) = info.parameters
+    return Experiment(
+        name=name,
+        directory=info.folder,
+        corruption=info.corruption,
+        parameter=parameter,
+        conditions=tuple(v for (v,) in info.values),
+        # First batch: humans saw the 256x256 stimulus, the DNNs its 224x224 centre crop;
+        # second batch: 224x224 for humans and DNNs alike.
+        image_size=info.human_image_size,
+        description=_DESCRIPTIONS.get(name, info.notes),
+    )
+
+
+#: Every experiment whose manipulation can be applied to this dataset's images (a registered
+#: corruption, or ``geirhos_lowpass``): all of the release but rotation and eidolon.
+EXPERIMENTS = {n: _experiment(n) for n in gd.EXPERIMENTS if n not in NOT_PLACEABLE}
 
 #: Human accuracies that the paper states as numbers (the rest are plotted in its Figure 3):
 #: Figure 4's "human observers" column and the text of Figure 8 (two digits only).
@@ -87,11 +103,18 @@ def data_root() -> Path:
 
 
 def experiment(name: str) -> Experiment:
+    """The placeable experiment ``name``; an unplaceable or unknown one raises, saying why."""
+    if name in NOT_PLACEABLE:
+        raise HumanDataError(
+            f"Geirhos experiment {name!r} cannot be placed on the Δv axis: {NOT_PLACEABLE[name]}; "
+            f"placeable: {', '.join(EXPERIMENTS)}"
+        )
     try:
         return EXPERIMENTS[name]
     except KeyError:
         raise HumanDataError(
-            f"unknown Geirhos experiment {name!r}; shipped: {', '.join(EXPERIMENTS)}"
+            f"unknown Geirhos experiment {name!r}; placeable: {', '.join(EXPERIMENTS)} "
+            f"(not placeable: {', '.join(NOT_PLACEABLE)})"
         ) from None
 
 
@@ -206,10 +229,7 @@ def read_geirhos(
                 if "object_response_sums" not in df:
                     raise HumanDataError(f"{path}: no column 'object_response_sums'")
                 df["object_response"] = df["object_response_sums"]
-        try:
-            params = df["condition"].astype(float)
-        except ValueError as exc:
-            raise HumanDataError(f"{path}, column 'condition': not a number ({exc})") from None
+        params = _parameter_values(df["condition"], exp, path)
         raw = pd.DataFrame(
             {
                 "participant": df["subj"],
@@ -240,6 +260,18 @@ def read_geirhos(
             )
         trials = trials[trials["participant"].isin(subjects)].reset_index(drop=True)
     return trials
+
+
+def _parameter_values(conditions: pd.Series, exp: Experiment, path: Path) -> pd.Series:
+    """The parameter value of every row's condition string (``"c05"`` -> 0.05, ``"inf"`` -> 0)."""
+    info = gd.experiment_info(exp.name)
+    values = {}
+    for cond in conditions.unique():
+        try:
+            values[cond] = info.parameter_values(cond)[exp.parameter]
+        except HumanDataError as exc:
+            raise HumanDataError(f"{path}, column 'condition': {exc}") from None
+    return conditions.map(values).astype(float)
 
 
 def condition_accuracy(trials: pd.DataFrame, by: tuple[str, ...] = ("condition",)) -> pd.DataFrame:

@@ -53,6 +53,7 @@ PAPER_TABLE = f"{PAPER_TABLES}/{{name}}.{{ext}}"
 #: Per-corruption figures: ``kind`` is curves, dv_histograms, hmri_mrsi or imagenet_c_vs_vcr.
 FIGURE = f"{RESULTS}/figures/{{kind}}/{{corruption}}.{{ext}}"
 HUMAN_SIMILARITY_FIGURE = f"{RESULTS}/figures/humans/similarity.{{ext}}"
+GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

@@ -319,6 +319,32 @@ rule plot_geirhos_dnn:
         "../workflow/scripts/plot_geirhos_dnn.py"
 
 
+rule plot_geirhos_trained:
+    input:
+        paths.GEIRHOS_TRAINED_TABLE,
+    output:
+        report(
+            paths.GEIRHOS_TRAINED_FIGURE.format(ext="png"),
+            caption="../report/geirhos_trained_vs_humans_figure.rst",
+            category="Humans",
+            subcategory="Geirhos et al.'s networks",
+            labels={"figure": "trained networks: HMRI train x test"},
+        ),
+        expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
+    benchmark:
+        paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_geirhos_trained"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_geirhos_trained.py"
+
+
 # --------------------------------------------------------------------------- target
 
 

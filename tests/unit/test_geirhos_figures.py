@@ -41,3 +41,27 @@ def test_plot_from_the_csv(tmp_path):
     _table().to_csv(csv, index=False)
     out = build.plot_geirhos_dnn(csv, [tmp_path / "f.png", tmp_path / "f.pdf"], style={})
     assert [p.name for p in out] == ["f.png", "f.pdf"] and all(p.stat().st_size > 0 for p in out)
+
+
+def test_trained_heatmap(tmp_path):
+    rows = []
+    for i, model in enumerate(["A1", "A2", "A3"]):
+        for j, test in enumerate(["noise-png", "lowpass"]):
+            h = 0.6 + 0.1 * i + 0.05 * j
+            rows.append(
+                {"model": model, "trained_on": ["none", "grey", "noise"][i], "test": test,
+                 "own_distortion": (i, j) == (2, 0), "HMRI": h, "dHMRI": h - 0.6 - 0.05 * j,
+                 "dHMRI_lo": -0.01, "dHMRI_hi": 0.2}
+            )  # fmt: skip
+    csv = tmp_path / "t.csv"
+    pd.DataFrame(rows).to_csv(csv, index=False)
+    style = Style.from_config({})
+    with style.context():
+        from vcrbench.figures.geirhos import trained_heatmap
+
+        fig = trained_heatmap(pd.read_csv(csv), style)
+        texts = {t.get_text() for t in drawn_texts(fig)}
+        assert {"A1: none", "A3: noise", "noise-png", "0.80"} <= texts
+        assert len(fig.get_axes()[0].patches) == 1  # the own distortion, boxed
+    out = build.plot_geirhos_trained(csv, [tmp_path / "h.png"], style={})
+    assert out[0].stat().st_size > 0

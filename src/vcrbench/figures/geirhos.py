@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from vcrbench.figures.style import Style, new_figure
 
@@ -45,4 +48,42 @@ def dnn_vs_humans_figure(table: pd.DataFrame, style: Style) -> Figure:
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
+    return fig
+
+
+def trained_heatmap(table: pd.DataFrame, style: Style) -> Figure:
+    """HMRI_a (left) and its change against the baseline (right): networks x test experiments.
+
+    Rows are the networks in the table's order (labelled by model and training distortion),
+    columns the test experiments; every cell is annotated, the network's own training distortion
+    is boxed, and a change whose paired interval excludes 0 is printed in bold.
+    """
+    rows = list(dict.fromkeys(table["model"]))
+    cols = list(dict.fromkeys(table["test"]))
+    trained_on = dict(zip(table["model"], table["trained_on"], strict=False))
+    fig = new_figure(style.width, 1.4 + 0.32 * len(rows))
+    axes = fig.subplots(1, 2, sharey=True)
+    panels = (
+        ("HMRI", "HMRI$_a$ vs. humans", "viridis", (0.0, 1.0)),
+        ("dHMRI", "change vs. baseline A1", "RdBu", (-1.0, 1.0)),
+    )
+    for ax, (metric, title, cmap, (vmin, vmax)) in zip(axes, panels, strict=True):
+        grid = table.pivot(index="model", columns="test", values=metric).loc[rows, cols]
+        image = ax.imshow(grid.to_numpy(float), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        for (i, model), (j, test) in itertools.product(enumerate(rows), enumerate(cols)):
+            cell = table[(table["model"] == model) & (table["test"] == test)].iloc[0]
+            value = cell[metric]
+            bold = metric == "dHMRI" and (cell["dHMRI_lo"] > 0 or cell["dHMRI_hi"] < 0)
+            dark = value < 0.45 if metric == "HMRI" else abs(value) > 0.6
+            ax.text(
+                j, i, f"{value:.2f}", ha="center", va="center", fontsize="x-small",
+                color="white" if dark else "black", fontweight="bold" if bold else "normal",
+            )  # fmt: skip
+            if bool(cell["own_distortion"]):
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=1.5, ec="k"))
+        ax.set_xticks(range(len(cols)), cols, rotation=35, ha="right")
+        ax.set_title(title, fontsize="medium")
+        ax.grid(False)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    axes[0].set_yticks(range(len(rows)), [f"{m}: {trained_on[m]}" for m in rows])
     return fig

@@ -245,4 +245,8 @@ class Plan:
             outputs.append(paths.GEIRHOS_DNN_TABLE)
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
+        if self.geirhos_references and self.config["humans"]["trained_table"]:
+            outputs.append(paths.GEIRHOS_TRAINED_TABLE)
+            formats = self.figure_options["formats"]
+            outputs += [paths.fill(paths.GEIRHOS_TRAINED_FIGURE, ext=f) for f in formats]
         return outputs + self.figure_targets

@@ -144,3 +144,29 @@ rule geirhos_trained_table:
         placement=config["humans"]["placement"],
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
+
+
+rule geirhos_error_consistency:
+    input:
+        conditions=PLAN.reference_files(paths.HUMAN_CONDITIONS, PLAN.geirhos_references),
+    output:
+        report(
+            paths.GEIRHOS_CONSISTENCY,
+            caption="../report/geirhos_error_consistency.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("geirhos_error_consistency", "geirhos_error_consistency"),
+    benchmark:
+        paths.benchmark("geirhos_error_consistency", "geirhos_error_consistency")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("geirhos_error_consistency"),
+    params:
+        references={
+            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
+        },
+        n_bins=config["estimation"]["bins"],
+    script:
+        "../workflow/scripts/geirhos_error_consistency.py"

@@ -161,3 +161,32 @@ def test_plan_lists_the_geirhos_tables_and_figures():
     on = plan.Plan(plan.validate({**base, "humans": {"trained_table": True}})).final_outputs()
     assert plan.paths.GEIRHOS_TRAINED_TABLE in on
     assert plan.paths.fill(plan.paths.GEIRHOS_TRAINED_FIGURE, ext="png") in on
+
+
+def test_error_consistency_per_condition(tmp_path):
+    from vcrbench.humans import error_consistency as ec
+    from vcrbench.humans import stages
+
+    humans = geirhos.read_geirhos("noise")
+    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
+    cdv_path = tmp_path / "c.parquet"
+    cdv.to_parquet(cdv_path)
+    refs = {"n": {"kind": "geirhos2018", "experiment": "noise"}, "mine": {"kind": "trials"}}
+    table = stages.geirhos_consistency(refs, {"n": cdv_path}, tmp_path / "t.csv")
+    assert tuple(table.columns) == ec.TABLE_COLUMNS
+    assert set(table.network) == set(gd.PRETRAINED_NETWORKS) and len(table) == 3 * 8
+    # the pairs: a human and the network on the same source image and condition (42 for
+    # subject-01 and ResNet-152 over the 8 conditions), pooled over the 5 humans
+    pairs = ec.human_network_pairs("noise", "resnet152")
+    assert (pairs.human == "subject-01").sum() == 42
+    res = table[table.network == "resnet152"]
+    assert res.n_pairs.sum() == len(pairs) and (res.n_humans <= 5).all()
+    # κ recomputed from the counts of one condition
+    row = res.iloc[0]
+    g = pairs[pairs.condition_label.astype(str) == row.condition]
+    k = gd.error_consistency(g.correct_a.to_numpy(), g.correct_b.to_numpy())
+    assert (row.n_pairs, row.kappa) == (k["n"], pytest.approx(k["kappa"]))
+    # conditions in order of their median Δv, each with its bin
+    assert res.dv_median.is_monotonic_increasing
+    assert (res["bin"] == np.floor(res.dv_median * 39)).all()
+    assert pd.read_csv(tmp_path / "t.csv").shape == table.shape

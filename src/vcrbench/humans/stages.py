@@ -11,6 +11,7 @@ function                    reads                                        writes
 :func:`geirhos_dnn_table`   conditions + curves of the Geirhos refs      ``results/tables/geirhos_dnn_vs_humans.csv``
 :func:`geirhos_conditions`  the shipped Geirhos data                     ``results/tables/geirhos_conditions.csv``
 :func:`geirhos_trained`     conditions + curves of the Geirhos refs      ``results/tables/geirhos_trained_vs_humans.csv``
+:func:`geirhos_consistency` conditions of the Geirhos refs               ``results/tables/geirhos_error_consistency.csv``
 =========================== ============================================ ===================================
 
 Seeds: every random draw derives from the config's root seed; the placement of trials on the Δv
@@ -227,6 +228,27 @@ def geirhos_trained(
     return table
 
 
+def geirhos_consistency(
+    references: Mapping[str, Mapping],
+    conditions_paths: Mapping[str, str | os.PathLike],
+    out_path: str | os.PathLike,
+    *,
+    n_bins: int = 40,
+) -> pd.DataFrame:
+    """Error consistency (Cohen's κ) of Geirhos' networks with the humans per condition, each
+    condition at its median Δv on this run's images (:mod:`vcrbench.humans.error_consistency`)."""
+    from vcrbench.humans.error_consistency import consistency_table
+
+    conditions = {
+        cfg["experiment"]: io.read_parquet(conditions_paths[name])
+        for name, cfg in sorted(references.items())
+        if cfg.get("kind") == "geirhos2018"
+    }
+    table = consistency_table(conditions, n_bins=n_bins)
+    io.write_csv(table, out_path)
+    return table
+
+
 def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
     """Per-condition accuracies of every Geirhos experiment, observer and network (CSV).
 
@@ -243,6 +265,7 @@ def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
 __all__ = [
     "estimate_reference",
     "geirhos_conditions",
+    "geirhos_consistency",
     "geirhos_trained",
     "geirhos_dnn_table",
     "ingest_reference",

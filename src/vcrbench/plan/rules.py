@@ -242,7 +242,7 @@ class Plan:
             *self.training_logs(),
         ]
         if self.geirhos_references:
-            outputs.append(paths.GEIRHOS_DNN_TABLE)
+            outputs += [paths.GEIRHOS_DNN_TABLE, paths.GEIRHOS_CONSISTENCY]
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
         if self.geirhos_references and self.config["humans"]["trained_table"]:

@@ -45,12 +45,16 @@ def test_outcomes_in_the_dataset_space():
     )
     clean = clean_predictions()
     obs = evaluate.outcomes(preds, clean, "imagenet1k", "imagenet1k")
-    dv_a, y_a, anchor_a = obs["a"]
+    dv_a, y_a, anchor_a, images_a, anchor_images = obs["a"]
     labelled = preds["label"].to_numpy() >= 0
+    # the bootstrap's unit is the image: each sample and each clean outcome carries its image id
+    assert np.array_equal(images_a, preds["image_id"].to_numpy()[labelled])
+    assert anchor_images.tolist() == ["a", "b", "d"]
     assert len(y_a) == labelled.sum()
     assert np.array_equal(y_a, (preds["pred"] == preds["label"]).to_numpy()[labelled])
     assert np.array_equal(anchor_a, [1.0, 0.0, 1.0])  # clean a, b, d
-    dv_p, y_p, anchor_p = obs["p"]
+    dv_p, y_p, anchor_p, images_p, no_anchor_images = obs["p"]
+    assert np.array_equal(images_p, preds["image_id"].to_numpy()) and no_anchor_images is None
     clean_pred = clean.set_index("image_id")["pred"]
     assert np.array_equal(y_p, (preds["pred"].to_numpy() == clean_pred[preds["image_id"]].to_numpy()))
     assert anchor_p == 1.0 and len(y_p) == n

@@ -42,7 +42,8 @@ def test_files(run):
     assert (run["cdv"]["draw"] == 0).all() and len(run["cdv"]) == 8 * 2
     assert io.read_metadata(ref / "conditions.parquet")["reference"] == "original"
     back = curves.read_estimates(ref)
-    assert set(back) == {"accuracy", "anchor"}
+    assert set(back) == {"accuracy", "anchor", "support"}
+    assert back["support"]["accuracy"] == run["est"]["support"]["accuracy"]  # written, read back
     np.testing.assert_allclose(back["accuracy"].values, run["est"]["accuracy"].values)
     assert (
         io.read_parquet(ref / "summary.parquet")["anchor"]
@@ -99,5 +100,7 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
         tmp_path / "trials.parquet", tmp_path / "conditions.parquet", tmp_path / "est",
         reference_name="mine", settings=SETTINGS, seed=0, anchor="clean",
     )  # fmt: skip
-    assert set(est) == {"accuracy", "consistency", "anchor"}
+    assert set(est) == {"accuracy", "consistency", "anchor", "support"}
+    # clean answers recorded: data at Δv = 0, so both supports start there
+    assert est["support"]["accuracy"][0] == 0.0 and est["support"]["consistency"][0] == 0.0
     assert est["accuracy"].anchor0 == 1.0  # every clean answer was right

@@ -34,6 +34,9 @@ from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
 from vcrbench.estimation.validate import check_anchor, check_samples, single_blas_thread
 from vcrbench.vocab import BINS_COLUMNS, N_BINS
 
+#: How bootstrap replicates get their smoothing penalty (:func:`estimate`).
+BOOTSTRAP_PENALTIES = ("reselect", "fixed")
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Estimate:
@@ -216,6 +219,7 @@ def estimate(
     n_folds: int = DEFAULT_N_FOLDS,
     grid_size: int = GRID_SIZE,
     progress: bool | None = None,
+    bootstrap_penalty: str = "reselect",
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -241,6 +245,10 @@ def estimate(
     lam : fixed smoothing penalty; ``None`` (default) chooses it by cross-validation.
     anchor1 : optional s(1); default: free right end.
     n_folds : K of the K-fold cross-validation.
+    bootstrap_penalty : ``"reselect"`` (default): each bootstrap replicate chooses its penalty by
+        cross-validation on its resample, so intervals carry the uncertainty of that choice;
+        ``"fixed"``: replicates refit with the penalty of the full data (faster, narrower).
+        With a fixed ``lam`` nothing is chosen, so nothing is re-chosen.
 
     Returns
     -------
@@ -255,6 +263,10 @@ def estimate(
             raise ValueError(
                 f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing"
             )
+    if bootstrap_penalty not in BOOTSTRAP_PENALTIES:
+        raise ValueError(
+            f"bootstrap_penalty must be one of {BOOTSTRAP_PENALTIES}, got {bootstrap_penalty!r}"
+        )
     if n_boot < 0:
         raise ValueError(f"n_boot must be >= 0, got {n_boot}")
     percentile_interval(np.zeros((0,)), level)  # validates level
@@ -289,6 +301,7 @@ def estimate(
         rng=boot_rng,
         grid_size=grid_size,
         progress=progress,
+        n_folds=n_folds if lam is None and bootstrap_penalty == "reselect" else None,
     )
     lo, hi = percentile_interval(reps, level)
     rep_areas = np.atleast_1d(area(reps.astype(np.float64), weighting, curve.grid))
@@ -327,6 +340,7 @@ SETTINGS_ARGUMENTS = {
     "n_folds": "n_folds",
     "grid_size": "grid_size",
     "anchor1": "anchor1",
+    "bootstrap_penalty": "bootstrap_penalty",
 }
 
 

@@ -41,6 +41,10 @@ PROPERTIES = PROPERTY_NAMES
 
 # --------------------------------------------------------------------------- anchors
 
+CLEAN_ANCHOR = "clean-image accuracy"
+#: Anchors that are data at Δv = 0 (the support of such a reference starts at 0).
+ANCHORS_AT_ZERO = (CLEAN_ANCHOR,)
+
 
 def zero_condition(trials: pd.DataFrame) -> str:
     """The condition whose parameters are smallest (all ``param.*`` = 0 in Geirhos' data)."""
@@ -80,7 +84,7 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
         frame = pd.DataFrame(
             {"p": sub["participant"].to_numpy(), "i": sub["image_id"].to_numpy(), "y": outcomes}
         ).drop_duplicates(["p", "i"])
-        return frame["y"].to_numpy(np.float64), frame["p"].to_numpy(), "clean-image accuracy"
+        return frame["y"].to_numpy(np.float64), frame["p"].to_numpy(), CLEAN_ANCHOR
     if anchor == "zero-condition":
         cond = zero_condition(trials)
         sub = trials[trials["condition"] == cond]
@@ -92,6 +96,52 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
     raise HumanDataError(
         f"accuracy anchor must be a number, 'auto', 'clean' or 'zero-condition', not {anchor!r}"
     )
+
+
+# --------------------------------------------------------------------------- support
+
+#: Quantiles of a condition's Δv distribution that bound a reference's support.
+SUPPORT_QUANTILES = (0.05, 0.95)
+
+
+def dv_support(
+    trials: pd.DataFrame, conditions: pd.DataFrame | None, *, from_zero: bool
+) -> tuple[float, float, str]:
+    """``(lo, hi, rule)``: the Δv range where a reference has data.
+
+    Trials placed by condition contribute the 5% and 95% quantiles of their condition's measured
+    Δv distribution on the clean set; trials with their own Δv contribute the same quantiles of
+    those values. ``lo`` is the smallest lower quantile, ``hi`` the largest upper one. With data
+    really at Δv = 0 (``from_zero``: recorded clean-image answers, or the same lab's
+    full-signal condition as the anchor), the support starts at 0.
+    """
+    q_lo, q_hi = SUPPORT_QUANTILES
+    los, his = [], []
+    dv = trials["dv"].to_numpy(np.float64)
+    own = dv[~np.isnan(dv)]
+    if own.size:
+        los.append(float(np.quantile(own, q_lo)))
+        his.append(float(np.quantile(own, q_hi)))
+    placed = trials.loc[np.isnan(dv), ["corruption", "condition"]].drop_duplicates()
+    if len(placed):
+        if conditions is None:
+            raise HumanDataError("trials without a Δv need the conditions table for their support")
+        keyed = conditions.set_index(["corruption", "condition"])["dv"]
+        for corruption, condition in placed.itertuples(index=False):
+            values = keyed.loc[(corruption, condition)].to_numpy(np.float64)
+            los.append(float(np.quantile(values, q_lo)))
+            his.append(float(np.quantile(values, q_hi)))
+    if not los:
+        raise HumanDataError("no trials: no Δv support")
+    lo, hi = (0.0 if from_zero else min(los)), max(his)
+    if hi <= lo:  # a single point of data: widen to the two grid points around it
+        hi = min(1.0, lo + 1e-3)
+        lo = max(0.0, hi - 2e-3)
+    rule = (
+        f"{'0 (data at Δv = 0)' if from_zero else f'min q{round(q_lo * 100):02d}'} to "
+        f"max q{round(q_hi * 100)} of the conditions' Δv"
+    )
+    return lo, hi, rule
 
 
 # --------------------------------------------------------------------------- estimation
@@ -117,6 +167,8 @@ def _estimate_one(
     n_boot = int(kwargs.pop("n_boot", estimation.DEFAULT_N_BOOT))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
     common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1") if k in kwargs}
+    if kwargs.get("lam") is None and kwargs.get("bootstrap_penalty", "reselect") == "reselect":
+        common["n_folds"] = kwargs.get("n_folds", estimation.DEFAULT_N_FOLDS)
     group_labels = trials[groups].to_numpy() if groups else None
     anchor_groups = anchor_groups if groups else None
     needs_placement = np.isnan(trials["dv"].to_numpy()).any()
@@ -146,7 +198,9 @@ def _estimate_one(
             anchor_groups=anchor_groups, **common,
         )[0]  # fmt: skip
     lo, hi = estimation.percentile_interval(reps, point.level)
-    areas = np.atleast_1d(estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid))
+    areas = np.atleast_1d(
+        estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid)
+    )
     a_lo, a_hi = estimation.percentile_interval(areas, point.level)
     return dataclasses.replace(
         point,
@@ -216,12 +270,16 @@ def human_estimates(
     }
     if "accuracy" in properties:
         a0, a_groups, how = accuracy_anchor(trials, anchor)
+        at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
             trials, schema.correct(trials).astype(np.float64), a0, a_groups,
             seed=seeding.derive_seed(seed, "humans", name, "accuracy"), desc=f"{name} accuracy",
             **common,
         )  # fmt: skip
         out["anchor"] = how
+        out.setdefault("support", {})["accuracy"] = dv_support(
+            trials, conditions, from_zero=at_zero
+        )
     if "consistency" in properties:
         cons, has = schema.consistent(trials)
         if has.any():
@@ -231,6 +289,10 @@ def human_estimates(
                 seed=seeding.derive_seed(seed, "humans", name, "consistency"),
                 desc=f"{name} consistency", **common,
             )  # fmt: skip
+            # Consistency compares with the recorded clean answer: data at Δv = 0.
+            out.setdefault("support", {})["consistency"] = dv_support(
+                sub, conditions, from_zero=True
+            )
     return out
 
 
@@ -246,11 +308,17 @@ def write_estimates(
     from vcrbench.estimation.io import write_estimates as write
 
     chosen = {(p,): estimates[p] for p in PROPERTIES if p in estimates}
+    support = estimates.get("support", {})
     anchors = {
         (p,): {
             "anchor": estimates["anchor"]
             if p == "accuracy" and "anchor" in estimates
-            else "1 (unchanged image)"
+            else "1 (unchanged image)",
+            **(
+                {"dv_lo": support[p][0], "dv_hi": support[p][1], "support_rule": support[p][2]}
+                if p in support
+                else {}
+            ),
         }
         for p in PROPERTIES
         if p in estimates
@@ -268,4 +336,9 @@ def read_estimates(out_dir: str | os.PathLike) -> dict:
     accuracy = summary[summary["property"] == "accuracy"]
     if len(accuracy) and "anchor" in accuracy:
         out["anchor"] = str(accuracy["anchor"].iloc[0])
+    if {"dv_lo", "dv_hi"} <= set(summary.columns):
+        out["support"] = {
+            str(row.property): (float(row.dv_lo), float(row.dv_hi), str(row.support_rule))
+            for row in summary.itertuples()
+        }
     return out

@@ -95,3 +95,22 @@ rule geirhos_dnn_table:
         placement=config["humans"]["placement"],
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
+
+
+rule geirhos_conditions_table:
+    output:
+        report(
+            paths.GEIRHOS_CONDITIONS,
+            caption="../report/geirhos_conditions.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("geirhos_conditions_table", "geirhos_conditions_table"),
+    benchmark:
+        paths.benchmark("geirhos_conditions_table", "geirhos_conditions_table")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("geirhos_conditions_table"),
+    script:
+        "../workflow/scripts/geirhos_conditions_table.py"

@@ -89,8 +89,10 @@ def test_dnn_trials():
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(HumanDataError, match="unknown Geirhos experiment 'contrast'"):
-        geirhos.read_geirhos("contrast")
+    with pytest.raises(HumanDataError, match="unknown Geirhos experiment 'mirror'"):
+        geirhos.read_geirhos("mirror")
+    with pytest.raises(HumanDataError, match="'eidolon' cannot be placed on the Δv axis"):
+        geirhos.read_geirhos("eidolon")
     with pytest.raises(HumanDataError, match="observers"):
         geirhos.read_geirhos("noise", "monkeys")
     with pytest.raises(HumanDataError, match=r"\['alexnet'\] not in"):

@@ -81,7 +81,8 @@ def test_user_corruption_declares_its_class():
     ("entry", "fragment"),
     [
         ({"kind": "survey"}, "humans.references.bad.kind"),
-        ({"kind": "geirhos2018", "experiment": "contrast"}, "humans.references.bad.experiment"),
+        ({"kind": "geirhos2018", "experiment": "rotation"}, "humans.references.bad.experiment"),
+        ({"kind": "geirhos2018", "experiment": "mirror"}, "humans.references.bad.experiment"),
         ({"kind": "trials", "path": "x.csv"}, "humans.references.bad.corruption"),
         ({"kind": "trials", "corruption": "blur"}, "humans.references.bad.path"),
     ],

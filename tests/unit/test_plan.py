@@ -134,7 +134,10 @@ def test_human_references_follow_the_similarity_classes():
     assert refs["gaussian_noise"] == ("geirhos2018-noise", "similarity-class")
     assert refs["gaussian_blur"] == ("geirhos2018-lowpass", "similarity-class")
     assert refs["frost"] == (None, None)
-    assert phumans.references_in_use(cfg) == ["geirhos2018-lowpass", "geirhos2018-noise"]
+    # with the DNN table on, every default (Geirhos) reference is in use
+    defaults = schema.validate_block("humans", {})["references"]
+    assert len(defaults) == 8 and "geirhos2018-contrast" in defaults
+    assert phumans.references_in_use(cfg) == sorted(defaults)
     cfg["humans"] = schema.validate_block("humans", {"assign": {"gaussian_blur": None}, "dnn_table": False})
     assert phumans.references_in_use(cfg) == ["geirhos2018-noise"]
 

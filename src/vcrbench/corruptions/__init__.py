@@ -8,7 +8,13 @@ See ``docs/corruptions.md`` for each corruption, its domain and why.
 """
 
 # The built-in corruptions register themselves on import.
-from vcrbench.corruptions import albu, geirhos, imagenet_c  # noqa: F401
+from vcrbench.corruptions import (  # noqa: F401
+    albu,
+    geirhos,
+    geirhos2018,
+    imagenet_c,
+    imagenet_c_contrast,
+)
 from vcrbench.corruptions.registry import (
     Corruption,
     CorruptionError,

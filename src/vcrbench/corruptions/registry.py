@@ -31,7 +31,9 @@ from vcrbench.errors import CorruptionError, did_you_mean
 from vcrbench.vocab import param_column
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
-SIMILARITY_CLASSES = ("noise", "blur")
+#: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
+#: paper's: see docs/humans.md.
+SIMILARITY_CLASSES = ("noise", "blur", "contrast")
 #: Keys of a corruption's config entry that get_corruption understands.
 OPTION_KEYS = frozenset(
     {"domain", "reason", "function", "imagenet_c", "similarity_class", "identity", "n_samples"}

@@ -47,13 +47,14 @@ ANCHORS_AT_ZERO = (CLEAN_ANCHOR,)
 
 
 def zero_condition(trials: pd.DataFrame) -> str:
-    """The condition whose parameters are smallest (all ``param.*`` = 0 in Geirhos' data)."""
+    """The least-manipulated condition: parameters nearest the corruption's identity (all
+    ``param.*`` = 0 in Geirhos' noise and low-pass data, contrast 1 in the contrast experiment)."""
     placed = trials[np.isnan(trials["dv"].to_numpy())]
     pcols = param_columns_of(placed)
     if placed.empty or not pcols:
         raise HumanDataError("no trials with a condition and param.* columns: no zero condition")
-    conds = placed[["condition", *pcols]].drop_duplicates("condition")
-    order = np.lexsort([conds[c].to_numpy() for c in reversed(pcols)])
+    conds = placed[["corruption", "condition", *pcols]].drop_duplicates("condition")
+    order = np.lexsort([mapping.identity_distance(conds, c) for c in reversed(pcols)])
     return str(conds.iloc[order[0]]["condition"])
 
 

@@ -2,12 +2,13 @@
 
 Geirhos, Temme, Rauber, Schütt, Bethge, Wichmann: *Generalisation in humans and deep neural
 networks*, NeurIPS 2018; data CC-BY-4.0 (``vcrbench/data/geirhos2018/``, licence and citation in
-its README). One CSV per observer and session with columns
+its README), read from the compact copy (:mod:`vcrbench.humans.geirhos_data`), which gives back
+each release CSV exactly. One CSV per observer and session with columns
 ``subj, session, trial, rt, object_response, category, condition, imagename``; the DNN files add
 entropy/probability columns. ``object_response`` is ``na`` where a human gave no answer: that trial
 counts as wrong, as in the paper.
 
-Two experiments ship: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
+Experiments placed on the Δv axis: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
 VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ; our
 ``geirhos_lowpass``). The ``dnns/`` folders of the release also hold copies of the human files;
 :func:`read_geirhos` keeps only the observers asked for.
@@ -15,7 +16,6 @@ VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import re
 from dataclasses import dataclass
@@ -23,20 +23,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from vcrbench.humans import geirhos_data as gd
 from vcrbench.humans.schema import HumanDataError, correct, validate_trials
 
 #: Networks of the release (TensorFlow-Slim ImageNet weights, 16-class decision by summed softmax).
-DNN_OBSERVERS = ("googlenet", "resnet152", "vgg19")
-_CSV_COLUMNS = (
-    "subj",
-    "session",
-    "trial",
-    "rt",
-    "object_response",
-    "category",
-    "condition",
-    "imagename",
-)
+DNN_OBSERVERS = gd.PRETRAINED_NETWORKS
+_CSV_COLUMNS = gd.CSV_COLUMNS
 _FILE_OBSERVER_RE = re.compile(r"^.+-experiment_(.+)_session_\d+\.csv$")
 _SOURCE_IMAGE_RE = re.compile(r"(n\d{8}_\d+)\.[A-Za-z]+$")
 
@@ -54,31 +46,47 @@ class Experiment:
     description: str
 
 
-EXPERIMENTS = {
-    "noise": Experiment(
-        name="noise",
-        directory="noise-experiment",
-        corruption="uniform_noise",
-        parameter="width",
-        conditions=(0.0, 0.03, 0.05, 0.1, 0.2, 0.35, 0.6, 0.9),
-        # First batch: humans saw the 256x256 stimulus, the DNNs its 224x224 centre crop (JPEG).
-        image_size=256,
-        description="greyscale (skimage rgb2gray), contrast 30%, + U[-w, w] per pixel, clipped to [0, 1]",
-    ),
-    "lowpass": Experiment(
-        name="lowpass",
-        directory="lowpass-experiment",
-        corruption="geirhos_lowpass",
-        parameter="sigma",
-        conditions=(0.0, 1.0, 3.0, 5.0, 7.0, 10.0, 15.0, 40.0),
-        # Second batch: stimuli downsampled to 224x224 for humans and DNNs alike (PNG).
-        image_size=224,
-        description=(
-            "greyscale (skimage rgb2gray), scipy.ndimage.gaussian_filter(σ, mode='constant', "
-            "cval=0.4423, truncate=4), clipped to [0, 1]"
-        ),
+_DESCRIPTIONS = {
+    "noise": "greyscale (skimage rgb2gray), contrast 30%, + U[-w, w] per pixel, clipped to [0, 1]",
+    "lowpass": (
+        "greyscale (skimage rgb2gray), scipy.ndimage.gaussian_filter(σ, mode='constant', "
+        "cval=0.4423, truncate=4), clipped to [0, 1]"
     ),
 }
+
+#: Experiments that cannot be placed on the Δv axis, and why (docs/corruptions.md).
+NOT_PLACEABLE = {
+    "rotation": (
+        "rotation is not a visual degradation in the VIF sense: Δv compares pixel-aligned images, "
+        "so a rotated image measures as an almost total loss (median Δv .975) although nothing "
+        "was lost"
+    ),
+    "eidolon": (
+        "Eidolon I/II/III need Koenderink et al.'s Eidolon toolbox, which no installable package "
+        "provides, so their stimuli cannot be made faithfully on this dataset's images"
+    ),
+}
+
+
+def _experiment(name: str) -> Experiment:
+    info = gd.experiment_info(name)
+    (parameter,) = info.parameters
+    return Experiment(
+        name=name,
+        directory=info.folder,
+        corruption=info.corruption,
+        parameter=parameter,
+        conditions=tuple(v for (v,) in info.values),
+        # First batch: humans saw the 256x256 stimulus, the DNNs its 224x224 centre crop;
+        # second batch: 224x224 for humans and DNNs alike.
+        image_size=info.human_image_size,
+        description=_DESCRIPTIONS.get(name, info.notes),
+    )
+
+
+#: Every experiment whose manipulation can be applied to this dataset's images (a registered
+#: corruption, or ``geirhos_lowpass``): all of the release but rotation and eidolon.
+EXPERIMENTS = {n: _experiment(n) for n in gd.EXPERIMENTS if n not in NOT_PLACEABLE}
 
 #: Human accuracies that the paper states as numbers (the rest are plotted in its Figure 3):
 #: Figure 4's "human observers" column and the text of Figure 8 (two digits only).
@@ -91,37 +99,56 @@ PUBLISHED_HUMAN_ACCURACY = {
 
 def data_root() -> Path:
     """Folder of the shipped Geirhos data (``vcrbench/data/geirhos2018``)."""
-    return Path(str(importlib.resources.files("vcrbench") / "data" / "geirhos2018"))
+    return gd.data_root()
 
 
 def experiment(name: str) -> Experiment:
+    """The placeable experiment ``name``; an unplaceable or unknown one raises, saying why."""
+    if name in NOT_PLACEABLE:
+        raise HumanDataError(
+            f"Geirhos experiment {name!r} cannot be placed on the Δv axis: {NOT_PLACEABLE[name]}; "
+            f"placeable: {', '.join(EXPERIMENTS)}"
+        )
     try:
         return EXPERIMENTS[name]
     except KeyError:
         raise HumanDataError(
-            f"unknown Geirhos experiment {name!r}; shipped: {', '.join(EXPERIMENTS)}"
+            f"unknown Geirhos experiment {name!r}; placeable: {', '.join(EXPERIMENTS)} "
+            f"(not placeable: {', '.join(NOT_PLACEABLE)})"
         ) from None
 
 
 def csv_files(
     experiment_name: str, observers: str = "humans", root: str | os.PathLike | None = None
 ) -> list[Path]:
-    """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted)."""
+    """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted).
+
+    Without ``root``, the names of the files in the shipped compact copy
+    (:mod:`vcrbench.humans.geirhos_data`), as paths relative to its folder; with ``root``, the
+    CSV files in ``root/{experiment}-experiment/`` (a downloaded release).
+    """
     if observers not in ("humans", "dnns"):
         raise HumanDataError(f"observers must be 'humans' or 'dnns', not {observers!r}")
-    folder = Path(root) if root is not None else data_root() / observers
-    folder = folder / experiment(experiment_name).directory
+    exp = experiment(experiment_name)
+    if root is None:
+        names = gd.csv_files(observers, exp.name)
+        return [Path(observers) / exp.directory / n for n in names]
+    folder = Path(root) / exp.directory
     files = sorted(folder.glob("*.csv"))
     if not files:
         raise HumanDataError(f"no Geirhos CSV files in {folder}")
     return files
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise HumanDataError(f"cannot read Geirhos CSV {path}: {exc}") from exc
+def _read_csv(path: Path, observers: str, experiment_name: str, stored: bool) -> pd.DataFrame:
+    if stored:
+        # exactly what pandas reads from the release's CSV (tested on every file)
+        df = gd.raw_frame(observers, experiment_name, path.name)
+    else:
+        try:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise HumanDataError(f"cannot read Geirhos CSV {path}: {exc}") from exc
     missing = [c for c in _CSV_COLUMNS if c not in df.columns]
     if missing:
         raise HumanDataError(
@@ -193,7 +220,7 @@ def read_geirhos(
         ]
     frames = []
     for path in files:
-        df = _read_csv(path)
+        df = _read_csv(path, observers, exp.name, stored=root is None)
         if observers == "dnns":
             df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
             if df.empty:
@@ -202,10 +229,7 @@ def read_geirhos(
                 if "object_response_sums" not in df:
                     raise HumanDataError(f"{path}: no column 'object_response_sums'")
                 df["object_response"] = df["object_response_sums"]
-        try:
-            params = df["condition"].astype(float)
-        except ValueError as exc:
-            raise HumanDataError(f"{path}, column 'condition': not a number ({exc})") from None
+        params = _parameter_values(df["condition"], exp, path)
         raw = pd.DataFrame(
             {
                 "participant": df["subj"],
@@ -236,6 +260,18 @@ def read_geirhos(
             )
         trials = trials[trials["participant"].isin(subjects)].reset_index(drop=True)
     return trials
+
+
+def _parameter_values(conditions: pd.Series, exp: Experiment, path: Path) -> pd.Series:
+    """The parameter value of every row's condition string (``"c05"`` -> 0.05, ``"inf"`` -> 0)."""
+    info = gd.experiment_info(exp.name)
+    values = {}
+    for cond in conditions.unique():
+        try:
+            values[cond] = info.parameter_values(cond)[exp.parameter]
+        except HumanDataError as exc:
+            raise HumanDataError(f"{path}, column 'condition': {exc}") from None
+    return conditions.map(values).astype(float)
 
 
 def condition_accuracy(trials: pd.DataFrame, by: tuple[str, ...] = ("condition",)) -> pd.DataFrame:

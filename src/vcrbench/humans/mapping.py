@@ -12,8 +12,8 @@ Choices (see docs/humans.md for their measured effect):
 
 - *reference image* of Δv: ``"original"`` (default), the clean colour image, as for every model
   test sample (``Δv(x, T(x, c))``); or ``"zero-condition"``, the same manipulation at the
-  experiment's least-manipulated condition (smallest parameters; for Geirhos w = 0, greyscale at
-  30% contrast, and σ = 0, plain greyscale).
+  experiment's least-manipulated condition (parameters nearest the corruption's identity; for
+  Geirhos w = 0, greyscale at 30% contrast, σ = 0, plain greyscale, contrast c100, greyscale).
 - *image size*: the clean set's (224x224 centre crop by default). ``lowpass_sigma_scale`` rescales
   σ from Geirhos' pixel grid to the clean set's: their low-pass stimuli were the whole centre
   square downsampled to 224 px, while the clean set shows the centre 224 of a 256-px resize, so the
@@ -113,6 +113,40 @@ def _stimuli(images, params, seeds, corruption, options, lowpass_sigma_scale, jp
     )
 
 
+def identity_distance(conditions: pd.DataFrame, column: str) -> np.ndarray:
+    """How far each row's ``column`` (a ``param.<name>``) is from its corruption's identity.
+
+    A sort key for "least manipulated first": ``|value - identity|`` for a registered corruption
+    (Geirhos' contrast: 1.0 is the undistorted condition, so c100 comes first), ``-value`` for an
+    identity at +∞ (shot noise's photons), the value itself where the corruption or its identity
+    is unknown (smallest first, e.g. w = 0, σ = 0).
+    """
+    from vcrbench.corruptions import get_corruption
+    from vcrbench.errors import CorruptionError
+
+    name = column[len(PARAM_PREFIX) :]
+    values = conditions[column].to_numpy(dtype=np.float64)
+    out = values.copy()
+    for corruption in pd.unique(conditions["corruption"]):
+        if corruption in LOCAL_MANIPULATIONS:
+            continue  # geirhos_lowpass: σ = 0 is the identity
+        try:
+            params = {p.name: p.identity for p in get_corruption(corruption).params}
+        except CorruptionError:
+            continue
+        if name not in params:
+            continue
+        rows = (conditions["corruption"] == corruption).to_numpy()
+        identity = params[name]
+        if np.isposinf(identity):
+            out[rows] = -values[rows]
+        elif np.isneginf(identity):
+            out[rows] = values[rows]
+        else:
+            out[rows] = np.abs(values[rows] - identity)
+    return out
+
+
 def _params(rec: Mapping, pcols: list[str]) -> dict[str, float]:
     return {c[len(PARAM_PREFIX) :]: float(rec[c]) for c in pcols if pd.notna(rec[c])}
 
@@ -182,8 +216,9 @@ def condition_dv(
     records = conds.to_dict("records")
     # "zero-condition": each corruption's least-manipulated condition (w = 0, σ = 0 for Geirhos)
     least = {}
-    for rec in sorted(records, key=lambda r: [r[c] for c in pcols if pd.notna(r[c])]):
-        least.setdefault(rec["corruption"], _params(rec, pcols))
+    keys = np.column_stack([identity_distance(conds, c) for c in pcols]) if pcols else None
+    for i in sorted(range(len(records)), key=lambda i: [k for k in keys[i] if pd.notna(k)]):
+        least.setdefault(records[i]["corruption"], _params(records[i], pcols))
     with tqdm(
         total=len(records) * len(ids) * draws,
         desc="human conditions: Δv",

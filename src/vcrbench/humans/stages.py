@@ -9,6 +9,7 @@ function                    reads                                        writes
 :func:`map_conditions`      trials, the clean set                        ``results/humans/{ref}/conditions.parquet``
 :func:`estimate_reference`  trials, conditions                           ``results/humans/{ref}/{bins,curves,summary,replicates}.parquet``
 :func:`geirhos_dnn_table`   conditions + curves of the Geirhos refs      ``results/tables/geirhos_dnn_vs_humans.csv``
+:func:`geirhos_conditions`  the shipped Geirhos data                     ``results/tables/geirhos_conditions.csv``
 =========================== ============================================ ===================================
 
 Seeds: every random draw derives from the config's root seed; the placement of trials on the Δv
@@ -188,8 +189,22 @@ def geirhos_dnn_table(
     return out
 
 
+def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
+    """Per-condition accuracies of every Geirhos experiment, observer and network (CSV).
+
+    :func:`vcrbench.humans.geirhos_data.accuracy_table`: humans, the ImageNet networks under the
+    publication's summed-probability rule and the project's mean rule, the trained networks.
+    """
+    from vcrbench.humans.geirhos_data import accuracy_table
+
+    out = accuracy_table()
+    io.write_csv(out, out_path)
+    return out
+
+
 __all__ = [
     "estimate_reference",
+    "geirhos_conditions",
     "geirhos_dnn_table",
     "ingest_reference",
     "map_conditions",

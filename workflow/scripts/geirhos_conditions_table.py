@@ -1,0 +1,8 @@
+"""Per-condition accuracies of every Geirhos et al. (2018) experiment (shipped data, no inputs)."""
+
+from vcrbench import logs
+from vcrbench.humans import stages
+
+with logs.job_log(snakemake.log[0]):
+    logs.set_threads(snakemake.threads)
+    stages.geirhos_conditions(snakemake.output[0])

@@ -72,8 +72,13 @@ def test_dnn_table(run, tmp_path):
         assert ((table[col] >= 0) & (table[col] <= 1)).all()
         assert (table[f"{col}_lo"] <= table[col] + 1e-12).all()
         assert (table[f"{col}_hi"] >= table[col] - 1e-12).all()
-    # the table's human curve is the reference's curve
-    assert np.allclose(table["A_h"], run["est"]["accuracy"].area)
+    # the table's human curve is the reference's curve, integrated over its Δv support
+    acc = run["est"]["accuracy"]
+    lo, hi, _ = run["est"]["support"]["accuracy"]
+    assert (table["human_dv_lo"] == lo).all() and (table["human_dv_hi"] == hi).all()
+    assert (table["metric_range"] == "support").all()
+    inside = (acc.grid >= lo - 1e-12) & (acc.grid <= hi + 1e-12)
+    assert np.allclose(table["A_h"], np.trapezoid(acc.values[inside], acc.grid[inside]))
     # humans are more robust to low-pass than these networks (Geirhos et al.'s finding)
     assert (table["HMRI"] < 1).all()
     assert pd.read_csv(out).shape[0] == 3

@@ -240,3 +240,23 @@ def test_evaluate_writes_paired_replicates_and_differences(tmp_path):
     assert list(pd.read_csv(tmp_path / "diff.csv").columns) == differences.DIFFERENCE_COLUMNS
     metrics_row = io.read_parquet(tmp_path / "m1" / "metrics.parquet").iloc[0]
     assert metrics_row["n_images"] == 4
+
+
+def test_full_signal_anchor_is_data_at_zero():
+    from vcrbench.humans import geirhos, stages
+
+    full = geirhos.full_signal_trials("humans")
+    assert len(full) == 1920 and set(full["condition"]) == {"cr"}
+    assert full["participant"].nunique() == 3
+    trials = pd.DataFrame({"participant": ["p1"] * 3, "dv": [0.4, 0.5, 0.6]})
+    trials["clean_response"] = hcurves.schema.NOT_RECORDED
+    a0, groups, how = hcurves.accuracy_anchor(trials, "auto", full)
+    assert how == hcurves.FULL_SIGNAL_ANCHOR and how in hcurves.ANCHORS_AT_ZERO
+    assert a0.mean() == pytest.approx(0.884896, abs=1e-6)  # Geirhos' colour condition
+    assert all(g.startswith("full-signal:") for g in groups)  # resampled as their own units
+    with pytest.raises(HumanDataError, match="full-signal"):
+        hcurves.accuracy_anchor(trials, "full-signal", None)
+    # without data at Δv = 0, auto falls back to the least-manipulated condition (and the support
+    # then leaves [0, lo] out); a geirhos2018 reference always has its lab's full signal
+    assert stages.full_signal_trials({"kind": "trials", "path": "x"}) is None
+    assert len(stages.full_signal_trials({"kind": "geirhos2018", "experiment": "noise"})) == 1920

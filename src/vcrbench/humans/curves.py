@@ -42,8 +42,9 @@ PROPERTIES = PROPERTY_NAMES
 # --------------------------------------------------------------------------- anchors
 
 CLEAN_ANCHOR = "clean-image accuracy"
+FULL_SIGNAL_ANCHOR = "full-signal accuracy (same lab, unmanipulated images)"
 #: Anchors that are data at Δv = 0 (the support of such a reference starts at 0).
-ANCHORS_AT_ZERO = (CLEAN_ANCHOR,)
+ANCHORS_AT_ZERO = (CLEAN_ANCHOR, FULL_SIGNAL_ANCHOR)
 
 
 def zero_condition(trials: pd.DataFrame) -> str:
@@ -58,11 +59,20 @@ def zero_condition(trials: pd.DataFrame) -> str:
     return str(conds.iloc[order[0]]["condition"])
 
 
-def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
+def accuracy_anchor(
+    trials: pd.DataFrame,
+    anchor: float | str = "auto",
+    full_signal: pd.DataFrame | None = None,
+):
     """``(anchor0, anchor_groups, description)`` for :func:`vcrbench.estimation.estimate`.
 
     ``anchor``: a number in [0, 1]; ``"clean"`` (accuracy on the clean image, needs recorded
-    clean answers); ``"zero-condition"``; ``"auto"``: clean if recorded for every trial, else
+    clean answers); ``"full-signal"`` (accuracy in ``full_signal``, trials of the same lab on
+    unmanipulated images, e.g. Geirhos' colour experiment's colour condition: data really at
+    Δv = 0, resampled by their participants); ``"zero-condition"`` (accuracy in the
+    least-manipulated condition, stretched to Δv = 0: used only when asked for, or by ``"auto"``
+    when nothing at Δv = 0 exists, and then the reference's support leaves [0, lo] out);
+    ``"auto"``: clean if recorded for every trial, else full-signal if given, else
     zero-condition.
     """
     if not isinstance(anchor, str):
@@ -72,7 +82,21 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
         return value, None, f"fixed {value:g}"
     has_clean = trials["clean_response"].to_numpy() != schema.NOT_RECORDED
     if anchor == "auto":
-        anchor = "clean" if has_clean.all() else "zero-condition"
+        if has_clean.all():
+            anchor = "clean"
+        else:
+            anchor = "full-signal" if full_signal is not None else "zero-condition"
+    if anchor == "full-signal":
+        if full_signal is None or full_signal.empty:
+            raise HumanDataError(
+                "accuracy anchor 'full-signal' needs the same lab's trials on unmanipulated "
+                "images (for Geirhos references: the colour experiment's colour condition)"
+            )
+        return (
+            schema.correct(full_signal).astype(np.float64),
+            ("full-signal:" + full_signal["participant"].astype(str)).to_numpy(),
+            FULL_SIGNAL_ANCHOR,
+        )
     if anchor == "clean":
         if not has_clean.any():
             raise HumanDataError(
@@ -95,7 +119,8 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
             f"accuracy in the zero condition {cond!r}",
         )
     raise HumanDataError(
-        f"accuracy anchor must be a number, 'auto', 'clean' or 'zero-condition', not {anchor!r}"
+        "accuracy anchor must be a number, 'auto', 'clean', 'full-signal' or 'zero-condition', "
+        f"not {anchor!r}"
     )
 
 
@@ -224,6 +249,7 @@ def human_estimates(
     groups: str | None = "participant",
     properties: tuple[str, ...] = PROPERTIES,
     name: str = "humans",
+    full_signal: pd.DataFrame | None = None,
 ) -> dict:
     """Human curves s_h (accuracy, and consistency where clean answers exist) of one reference.
 
@@ -241,6 +267,8 @@ def human_estimates(
         that replicates pair), the estimator ``derive_seed(seed, "humans", name, property)``.
     anchor : number or str
         Accuracy anchor (:func:`accuracy_anchor`).
+    full_signal : DataFrame or None
+        The same lab's trials on unmanipulated images, for the ``full-signal`` anchor.
     placement : {'draw', 'median'}
         How trials of a condition get their Δv (:func:`~vcrbench.humans.mapping.assign_dv`).
     groups : str or None
@@ -270,7 +298,7 @@ def human_estimates(
         "settings": settings,
     }
     if "accuracy" in properties:
-        a0, a_groups, how = accuracy_anchor(trials, anchor)
+        a0, a_groups, how = accuracy_anchor(trials, anchor, full_signal)
         at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
             trials, schema.correct(trials).astype(np.float64), a0, a_groups,

@@ -14,7 +14,7 @@ Prints, per design and bootstrap setting, the share of simulated sets whose inte
 (± its Monte-Carlo standard error), the mean interval width and the seconds per estimate.
 
     python benchmarks/bench_coverage.py [--sims 300] [--n-boot 200] [--design A B]
-        [--penalty reselect fixed] [--ungrouped]
+        [--penalty reselect fixed] [--small-sample t none] [--ungrouped]
 
 Prints figures only; nothing is asserted.
 """
@@ -55,7 +55,7 @@ def simulate(design: str, rng: np.random.Generator):
     return dv, y.astype(np.float64), image, clean
 
 
-def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool) -> None:
+def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small: str) -> None:
     r_true = true_area(E.default_grid())
     min_count = DESIGNS[design][2]
     hits, widths = [], []
@@ -72,6 +72,7 @@ def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool) -> Non
             n_boot=n_boot,
             seed=sim,
             bootstrap_penalty=penalty,
+            small_sample=small,
         )
         hits.append(est.area_lo <= r_true <= est.area_hi)
         widths.append(est.area_hi - est.area_lo)
@@ -81,7 +82,7 @@ def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool) -> Non
     n_images, per_image, _ = DESIGNS[design]
     unit = "image" if grouped else "sample"
     print(
-        f"{design}  {n_images:5d} x {per_image:2d}  {unit:6s}  {penalty:8s}  "
+        f"{design}  {n_images:5d} x {per_image:2d}  {unit:6s}  {penalty:8s}  {small:5s}  "
         f"{cover:.3f} ± {se:.3f}     {np.mean(widths):.4f}      {seconds:6.2f}",
         flush=True,
     )
@@ -95,6 +96,7 @@ def main() -> None:
     parser.add_argument(
         "--penalty", nargs="+", default=["reselect"], choices=list(E.BOOTSTRAP_PENALTIES)
     )
+    parser.add_argument("--small-sample", nargs="+", default=["t"], choices=list(E.SMALL_SAMPLE))
     parser.add_argument(
         "--ungrouped", action="store_true", help="also resample samples, not images"
     )
@@ -104,11 +106,12 @@ def main() -> None:
         f"n_boot={args.n_boot}, a_i ~ N({MU}, {TAU}²), p_i(v) = σ(a_i − {SLOPE} v), "
         f"{os.cpu_count()} CPUs"
     )
-    print("design images x per  unit    penalty   coverage         mean width  s/estimate")
+    print("design images x per  unit    penalty   small  coverage         mean width  s/estimate")
     for design in args.design:
         for penalty in args.penalty:
-            for grouped in (True, False) if args.ungrouped else (True,):
-                run(design, args.sims, args.n_boot, penalty, grouped)
+            for small in args.small_sample:
+                for grouped in (True, False) if args.ungrouped else (True,):
+                    run(design, args.sims, args.n_boot, penalty, grouped, small)
 
 
 if __name__ == "__main__":

@@ -155,7 +155,12 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     assert np.isnan(t.loc["imagenet1k", "HMRI_a"])  # human data are 16-class
     g = t.loc["geirhos16"]
     assert 0 < g["HMRI_a"] < 1 and g["HMRI_a_lo"] <= g["HMRI_a"] <= g["HMRI_a_hi"]
-    assert g["scenario_a"] == "humans better everywhere" and g["MRSI_a"] == pytest.approx(0, abs=1e-6)
+    assert g["MRSI_a"] == pytest.approx(0, abs=1e-6)  # the point scenario: humans better
+    # with 3 labelled images the bootstrap rarely agrees on it: labelled only at >= 95% agreement
+    assert 0 <= g["scenario_a_share"] <= 1
+    expected = "humans better everywhere" if g["scenario_a_share"] >= 0.95 else "undetermined"
+    assert g["scenario_a"] == expected
+    assert (g["human_dv_lo_a"], g["human_dv_hi_a"]) == (0.0, 1.0)  # written before supports existed
     assert np.isnan(g["HMRI_p"])  # the reference has no consistency curve
     assert g["human_reference"] == "ref" and g["reference_how"] == "own"
 

@@ -260,3 +260,36 @@ def test_full_signal_anchor_is_data_at_zero():
     # then leaves [0, lo] out); a geirhos2018 reference always has its lab's full signal
     assert stages.full_signal_trials({"kind": "trials", "path": "x"}) is None
     assert len(stages.full_signal_trials({"kind": "geirhos2018", "experiment": "noise"})) == 1920
+
+
+def test_small_sample_factor_and_widening():
+    from scipy.stats import t
+
+    from vcrbench.estimation.bootstrap import small_sample_factor, widen
+
+    assert small_sample_factor(10) == pytest.approx(np.sqrt(10 / 9) * t.ppf(0.975, 9) / 1.959964)
+    assert small_sample_factor(10) == pytest.approx(1.2166, abs=1e-4)
+    assert 1.0 < small_sample_factor(2000) < 1.001
+    assert small_sample_factor(1) == 1.0
+    assert small_sample_factor(10, 0.83) < small_sample_factor(10, 0.95)
+    grid = np.linspace(0, 1, 11)
+    center = 0.9 - 0.5 * grid
+    reps = np.stack([center + 0.05, center - 0.05]).astype(np.float32)
+    wide = widen(reps, center, 1.5)
+    np.testing.assert_allclose(wide, np.stack([center + 0.075, center - 0.075]), atol=1e-6)
+    assert wide.dtype == np.float32 and widen(reps, center, 1.0) is reps
+    clipped = widen(np.stack([np.ones(11)]).astype(np.float32), center, 3.0)
+    assert clipped.max() <= 1.0 and np.all(np.diff(clipped, axis=1) <= 0)
+
+
+def test_estimate_widens_only_with_few_units():
+    dv, y, image, clean = repeated_images(2)
+    common = dict(groups=image, anchor_groups=np.arange(10), min_count=3, n_boot=50, seed=1,
+                  bootstrap_penalty="fixed")  # fmt: skip
+    plain = estimation.estimate(dv, y, clean, small_sample="none", **common)
+    wide = estimation.estimate(dv, y, clean, **common)
+    ratio = (wide.area_hi - wide.area_lo) / (plain.area_hi - plain.area_lo)
+    assert ratio == pytest.approx(1.2166, abs=0.03)  # 10 images
+    assert wide.area == plain.area
+    with pytest.raises(ValueError, match="small_sample"):
+        estimation.estimate(dv, y, clean, small_sample="z", **common)

@@ -223,6 +223,35 @@ def bootstrap(
     )
 
 
+def small_sample_factor(n_units: int, level: float = DEFAULT_LEVEL) -> float:
+    """How much to widen bootstrap deviations when few units are resampled.
+
+    The bootstrap variance over G resampled units (images, observers) is biased low by
+    (G − 1)/G, and a ratio of an estimate to its estimated error is closer to Student's t with
+    G − 1 degrees of freedom than to the normal: the two small-sample corrections of
+    cluster-robust inference (Cameron & Miller 2015, J. Human Resources 50(2), §VI). The factor is
+    ``sqrt(G / (G − 1)) · t_{G−1, (1+level)/2} / z_{(1+level)/2}``: 1.217 for the default run's
+    10 images at 95%, 1.007 for 240 samples, 1.0008 for 2,000; 1 below 2 units.
+    """
+    from scipy.stats import norm, t
+
+    g = int(n_units)
+    if g < 2:
+        return 1.0
+    q = (1 + float(level)) / 2
+    return float(np.sqrt(g / (g - 1)) * t.ppf(q, g - 1) / norm.ppf(q))
+
+
+def widen(replicates: np.ndarray, center: np.ndarray, factor: float) -> np.ndarray:
+    """Replicate curves moved ``factor`` times as far from ``center`` (the point curve), within
+    [0, 1] and non-increasing, in the replicates' dtype (``factor`` 1: unchanged)."""
+    if factor == 1.0 or len(replicates) == 0:
+        return replicates
+    reps = np.asarray(replicates, dtype=np.float64)
+    out = np.clip(center + factor * (reps - center), 0.0, 1.0)
+    return np.minimum.accumulate(out, axis=1).astype(replicates.dtype)
+
+
 def percentile_interval(x: np.ndarray, level: float) -> tuple:
     """Percentile bounds ``((1 - level) / 2, (1 + level) / 2)`` along axis 0 (NaN if empty)."""
     if not (0 < level < 1):

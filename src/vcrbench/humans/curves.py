@@ -32,6 +32,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from vcrbench import seeding
+from vcrbench.estimation.bootstrap import small_sample_factor, widen
 from vcrbench.humans import mapping, schema
 from vcrbench.humans.schema import HumanDataError
 from vcrbench.vocab import PROPERTY_NAMES, param_columns_of
@@ -223,6 +224,9 @@ def _estimate_one(
             seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=group_labels,
             anchor_groups=anchor_groups, **common,
         )[0]  # fmt: skip
+    if kwargs.get("small_sample", "t") == "t":
+        units = point.n_groups if point.n_groups is not None else point.n
+        reps = widen(reps, point.values, small_sample_factor(units, point.level))
     lo, hi = estimation.percentile_interval(reps, point.level)
     areas = np.atleast_1d(
         estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid)

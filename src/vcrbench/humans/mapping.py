@@ -217,6 +217,7 @@ def condition_dv(
     # "zero-condition": each corruption's least-manipulated condition (w = 0, σ = 0 for Geirhos)
     least = {}
     keys = np.column_stack([identity_distance(conds, c) for c in pcols]) if pcols else None
+
     def order(i: int) -> list:
         return [] if keys is None else [k for k in keys[i] if pd.notna(k)]
 

@@ -293,3 +293,17 @@ def test_estimate_widens_only_with_few_units():
     assert wide.area == plain.area
     with pytest.raises(ValueError, match="small_sample"):
         estimation.estimate(dv, y, clean, small_sample="z", **common)
+
+
+def test_reselection_with_units_that_hold_only_clean_outcomes():
+    # observers of a full-signal anchor hold no samples: a replicate may draw only them
+    rng = np.random.default_rng(4)
+    dv = rng.uniform(0.3, 1, 60)
+    y = (rng.uniform(size=60) < 0.8 - 0.5 * dv).astype(float)
+    groups = np.repeat(["p1", "p2"], 30)
+    anchor = np.ones(40)
+    anchor_groups = np.repeat(["full-signal:a", "full-signal:b"], 20)
+    est = estimation.estimate(
+        dv, y, anchor, groups=groups, anchor_groups=anchor_groups, min_count=1, n_boot=60, seed=0
+    )
+    assert est.replicates.shape == (60, len(est.grid))

@@ -142,7 +142,12 @@ def _replicate_lambda(
     """The penalty cross-validation chooses on one resample: the drawn units (images, observers
     or samples) are dealt into ``n_folds`` folds, every copy of a unit in the same fold, so that a
     unit drawn twice never sits on both sides of a split."""
-    drawn = np.flatnonzero(unit_mult > 0)
+    drawn = unit_mult > 0
+    if sample_codes is not None:  # units that hold only clean outcomes have nothing to fold
+        has_samples = np.zeros(len(unit_mult), dtype=bool)
+        has_samples[sample_codes] = True
+        drawn &= has_samples
+    drawn = np.flatnonzero(drawn)
     k = min(int(n_folds), len(drawn))
     if k < 2:
         return lam

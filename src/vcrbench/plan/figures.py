@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from vcrbench.figures.options import DEFAULT_FAMILY, check_options
 from vcrbench.plan import paths
 from vcrbench.plan.config import corruption_names, imagenet_c_corruptions, model_entries
-from vcrbench.plan.humans import human_references, references_in_use
+from vcrbench.plan.humans import geirhos_references, human_references, references_in_use
 from vcrbench.plan.retrain import retrained_pairs, run_settings
 
 #: Per-corruption figure kinds (folders under results/figures).
@@ -69,6 +69,8 @@ def figure_targets(config: Mapping) -> list[str]:
     ]
     if references:
         out += [paths.fill(paths.HUMAN_SIMILARITY_FIGURE, ext=fmt) for fmt in formats]
+    if geirhos_references(config):
+        out += [paths.fill(paths.GEIRHOS_DNN_FIGURE, ext=fmt) for fmt in formats]
     out += [
         paths.fill(paths.PAPER_TABLE, name=name, ext=ext)
         for name in paper_table_names(config)

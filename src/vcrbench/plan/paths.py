@@ -37,6 +37,8 @@ HUMAN_ESTIMATE = f"{HUMAN_DIR}/{{table}}.parquet"
 HUMAN_CURVES = f"{HUMAN_DIR}/curves.parquet"
 GEIRHOS_DNN_TABLE = f"{RESULTS}/tables/geirhos_dnn_vs_humans.csv"
 GEIRHOS_CONDITIONS = f"{RESULTS}/tables/geirhos_conditions.csv"
+GEIRHOS_TRAINED_TABLE = f"{RESULTS}/tables/geirhos_trained_vs_humans.csv"
+GEIRHOS_CONSISTENCY = f"{RESULTS}/tables/geirhos_error_consistency.csv"
 
 # --------------------------------------------------------------------------- estimation
 ESTIMATE_DIR = f"{RESULTS}/estimates/{{model}}/{{corruption}}"
@@ -55,6 +57,8 @@ PAPER_TABLE = f"{PAPER_TABLES}/{{name}}.{{ext}}"
 #: Per-corruption figures: ``kind`` is curves, dv_histograms, hmri_mrsi or imagenet_c_vs_vcr.
 FIGURE = f"{RESULTS}/figures/{{kind}}/{{corruption}}.{{ext}}"
 HUMAN_SIMILARITY_FIGURE = f"{RESULTS}/figures/humans/similarity.{{ext}}"
+GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
+GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

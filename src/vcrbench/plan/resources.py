@@ -24,6 +24,7 @@ RULES: dict[str, dict[str, int]] = {
     "estimate_human_curves": {"mem_mb": 4000, "runtime": 30},
     "geirhos_dnn_table": {"mem_mb": 4000, "runtime": 30},
     "geirhos_conditions_table": {"mem_mb": 4000, "runtime": 10},
+    "geirhos_trained_table": {"mem_mb": 4000, "runtime": 60},
     "estimate_curves": {"mem_mb": 4000, "runtime": 30},
     "prepare_retrain_pool": {"mem_mb": 4000, "runtime": 120},
     "check_pool_overlap": {"runtime": 60},

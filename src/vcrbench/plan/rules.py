@@ -250,7 +250,11 @@ class Plan:
             *self.training_logs(),
         ]
         if self.geirhos_references:
-            outputs.append(paths.GEIRHOS_DNN_TABLE)
+            outputs += [paths.GEIRHOS_DNN_TABLE, paths.GEIRHOS_CONSISTENCY]
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
+        if self.geirhos_references and self.config["humans"]["trained_table"]:
+            outputs.append(paths.GEIRHOS_TRAINED_TABLE)
+            formats = self.figure_options["formats"]
+            outputs += [paths.fill(paths.GEIRHOS_TRAINED_FIGURE, ext=f) for f in formats]
         return outputs + self.figure_targets

@@ -1,0 +1,13 @@
+"""Error consistency (Cohen's kappa) of Geirhos et al.'s networks with the humans, per condition."""
+
+from vcrbench import logs
+from vcrbench.humans import stages
+
+with logs.job_log(snakemake.log[0]):
+    p = snakemake.params
+    stages.geirhos_consistency(
+        p.references,
+        dict(zip(list(p.references), snakemake.input.conditions, strict=True)),
+        snakemake.output[0],
+        n_bins=p.n_bins,
+    )

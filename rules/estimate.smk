@@ -11,6 +11,7 @@ rule estimate_curves:
         bins=paths.MODEL_BINS,
         curves=paths.MODEL_CURVES,
         metrics=paths.MODEL_METRICS,
+        replicates=paths.MODEL_REPLICATES,
     log:
         paths.log("estimate_curves", "{model}/{corruption}"),
     benchmark:
@@ -24,6 +25,8 @@ rule estimate_curves:
         seed=config["seed"],
         dataset_label_space=config["dataset"]["label_space"],
         reference=PLAN.human_reference,
+        metric_range=config["humans"]["metric_range"],
+        scenario_level=config["humans"]["scenario_level"],
     script:
         "../workflow/scripts/estimate_curves.py"
 
@@ -47,6 +50,29 @@ rule collect_metrics:
         **PLAN.resources("collect_metrics"),
     script:
         "../workflow/scripts/collect_metrics.py"
+
+
+rule model_differences:
+    input:
+        PLAN.replicate_files,
+    output:
+        report(
+            paths.MODEL_DIFFERENCES,
+            caption="../report/model_differences.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("model_differences", "model_differences"),
+    benchmark:
+        paths.benchmark("model_differences", "model_differences")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("model_differences"),
+    params:
+        relations=PLAN.retrained_pairs,
+    script:
+        "../workflow/scripts/model_differences.py"
 
 
 rule model_error_consistency:

@@ -37,6 +37,7 @@ rule paper_tables:
     input:
         metrics=rules.collect_metrics.output[0],
         coverage=rules.coverage_table.output.csv,
+        differences=rules.model_differences.output[0],
     output:
         coverage=report(
             paths.paper_table("table2_coverage"),
@@ -89,6 +90,7 @@ rule paper_tables:
 rule retraining_table:
     input:
         metrics=rules.collect_metrics.output[0],
+        differences=rules.model_differences.output[0],
     output:
         report(
             paths.paper_table("table3_retraining"),

@@ -63,6 +63,7 @@ rule estimate_human_curves:
         seed=config["seed"],
         anchor=config["humans"]["anchor"],
         placement=config["humans"]["placement"],
+        entry=PLAN.reference_entry,
     script:
         "../workflow/scripts/estimate_human_curves.py"
 
@@ -93,6 +94,7 @@ rule geirhos_dnn_table:
         seed=config["seed"],
         anchor=config["humans"]["anchor"],
         placement=config["humans"]["placement"],
+        metric_range=config["humans"]["metric_range"],
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
 

@@ -21,11 +21,13 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from vcrbench import estimation, io, metrics, seeding
+from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation.io import write_estimates
 from vcrbench.humans.curves import read_estimates as read_human_estimates
@@ -37,6 +39,11 @@ from vcrbench.vocab import (
     METRIC_COLUMNS,
     PROPERTIES,
 )
+
+#: Replicate metrics of an estimate folder, for paired differences (vcrbench.differences).
+REPLICATES_FILE = "replicate_metrics.parquet"
+#: Where HMRI/MRSI integrate (:func:`human_range`).
+METRIC_RANGES = ("support", "full")
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +98,25 @@ def decisions(
     )
 
 
+class Outcomes(NamedTuple):
+    """The samples of one property in one label space, as the estimator takes them."""
+
+    dv: np.ndarray
+    y: np.ndarray
+    anchor: np.ndarray | float
+    groups: np.ndarray  # image id of each sample
+    anchor_groups: np.ndarray | None  # image id of each clean outcome (array anchors only)
+
+
 def outcomes(
     preds: pd.DataFrame, clean: pd.DataFrame, label_space: str, dataset_space: str
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | float]] | None:
-    """``{"a": (dv, y, anchor), "p": (dv, y, anchor)}`` in one label space; None if not available.
+) -> dict[str, Outcomes] | None:
+    """``{"a": Outcomes, "p": Outcomes}`` in one label space; None if not available.
 
     ``anchor`` for accuracy is the array of clean 0/1 outcomes (so the bootstrap resamples it);
-    for consistency it is 1.0. A property with no observations is left out.
+    for consistency it is 1.0. ``groups``/``anchor_groups`` are the image ids of the samples and
+    of the clean outcomes: the bootstrap resamples images, every sample of an image and its clean
+    outcome together. A property with no observations is left out.
     """
     found = decisions(preds, clean, label_space, dataset_space)
     if found is None:
@@ -105,6 +124,7 @@ def outcomes(
     pred, label, clean_pred = found
     pred_col, label_col = decision_columns(label_space, dataset_space)
     dv = preds["dv"].to_numpy(np.float64)
+    images = preds["image_id"].astype(str).to_numpy()
     out: dict = {}
     labelled = label >= 0
     clean_labelled = clean[label_col].to_numpy() >= 0
@@ -114,8 +134,9 @@ def outcomes(
             clean[pred_col].to_numpy()[clean_labelled]
             == clean[label_col].to_numpy()[clean_labelled]
         ).astype(np.float64)
-        out["a"] = (dv[labelled], y, anchor)
-    out["p"] = (dv, (pred == clean_pred).astype(np.float64), 1.0)
+        anchor_images = clean["image_id"].astype(str).to_numpy()[clean_labelled]
+        out["a"] = Outcomes(dv[labelled], y, anchor, images[labelled], anchor_images)
+    out["p"] = Outcomes(dv, (pred == clean_pred).astype(np.float64), 1.0, images, None)
     return out
 
 
@@ -133,12 +154,18 @@ def evaluate(
     reference: str | None = None,
     reference_how: str | None = None,
     reference_dir: str | os.PathLike | None = None,
+    metric_range: str = "support",
+    scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
     ``settings`` is the config's ``estimation`` block. ``reference_dir`` holds the human
-    reference's estimates (``results/humans/{reference}``) when the corruption has one.
+    reference's estimates (``results/humans/{reference}``) when the corruption has one;
+    ``metric_range`` says where HMRI/MRSI integrate: ``"support"`` (default), the Δv range where
+    the reference has data (columns ``human_dv_lo_*``/``human_dv_hi_*``), or ``"full"``, all of
+    [0, 1], extrapolated human curve included. A scenario label is reported where at least
+    ``scenario_level`` of the bootstrap replicates agree with it (else ``"undetermined"``).
     Returns the metrics table (one row per label space).
     """
     preds = read_predictions(prediction_paths)
@@ -150,6 +177,7 @@ def evaluate(
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
+    replicate_frames: list[pd.DataFrame] = []
     for space in dict.fromkeys(
         [dataset_label_space if s == "dataset" else s for s in label_spaces]
     ):
@@ -162,19 +190,25 @@ def evaluate(
             "corruption": corruption,
             "label_space": space,
             "n_samples": len(preds),
-            "n_labelled": len(obs["a"][0]) if "a" in obs else 0,
-            "clean_accuracy": float(np.mean(obs["a"][2])) if "a" in obs else np.nan,
+            "n_images": int(preds["image_id"].nunique()),
+            "n_labelled": len(obs["a"].dv) if "a" in obs else 0,
+            "clean_accuracy": float(np.mean(obs["a"].anchor)) if "a" in obs else np.nan,
         }
         for key, prop in PROPERTIES.items():
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
                 continue
-            dv, y, anchor = obs[key]
+            o = obs[key]
+            # The seed leaves the model out: every model's replicate b resamples the same images,
+            # so differences between models are paired (vcrbench.differences).
+            est_seed = seeding.derive_seed(seed, "estimate", corruption, space, prop)
             est = estimation.estimate(
-                dv,
-                y,
-                anchor,
-                seed=seeding.derive_seed(seed, "estimate", model, corruption, space, prop),
+                o.dv,
+                o.y,
+                o.anchor,
+                groups=o.groups,
+                anchor_groups=o.anchor_groups,
+                seed=est_seed,
                 progress=progress,
                 **est_kwargs,
             )
@@ -182,7 +216,29 @@ def evaluate(
             row.update(
                 {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
             )
-            row.update(_human_aware(key, prop, est, human, space, settings))
+            human_row, human_reps = _human_aware(
+                key, prop, est, human, space, settings, metric_range, scenario_level
+            )
+            row.update(human_row)
+            unit = {
+                "n": est.n,
+                "n_units": est.n_groups or est.n,
+                "seed": est_seed,
+                "level": est.level,
+            }
+            replicate_frames.append(
+                replicate_rows(
+                    model, corruption, space, f"R_{key}", est.area,
+                    est.replicate_areas(settings.get("weighting")), **unit,
+                )
+            )  # fmt: skip
+            for name, reps in human_reps.items():
+                replicate_frames.append(
+                    replicate_rows(
+                        model, corruption, space, f"{name}_{key}", human_row[f"{name}_{key}"],
+                        reps, **unit,
+                    )
+                )  # fmt: skip
         row.update({"human_reference": reference, "reference_how": reference_how})
         metric_rows.append(row)
 
@@ -199,21 +255,48 @@ def evaluate(
     )
     table = pd.DataFrame(metric_rows)
     table = table[[c for c in METRIC_COLUMNS if c in table.columns]]
+    io.write_parquet(
+        pd.concat(replicate_frames, ignore_index=True), out_dir / REPLICATES_FILE, meta
+    )
     io.write_parquet(table, out_dir / "metrics.parquet", meta)
     return table
 
 
-def _human_aware(key, prop, est, human, space, settings) -> dict:
+def human_range(human: Mapping, prop: str, metric_range: str) -> tuple[float, float] | None:
+    """The Δv range HMRI/MRSI integrate over: the reference's support for ``"support"``
+    (references written before supports existed: [0, 1]), None (all of [0, 1]) for ``"full"``."""
+    if metric_range not in METRIC_RANGES:
+        raise EvaluationError(f"metric range must be one of {METRIC_RANGES}, not {metric_range!r}")
+    if metric_range == "full":
+        return None
+    lo, hi, _ = human.get("support", {}).get(prop, (0.0, 1.0, ""))
+    return lo, hi
+
+
+def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_level) -> dict:
     names = ("HMRI", "MRSI")
     empty = {f"{n}_{key}{s}": np.nan for n in names for s in ("", "_lo", "_hi")}
     empty[f"scenario_{key}"] = None
+    empty[f"scenario_{key}_share"] = np.nan
     if human is None or space != HUMAN_LABEL_SPACE or prop not in human:
-        return empty
-    res = metrics.compare(human[prop], est, level=est.level, weighting=settings.get("weighting"))
+        return empty, {}
+    support = human_range(human, prop, metric_range)
+    res = metrics.compare(
+        human[prop],
+        est,
+        level=est.level,
+        weighting=settings.get("weighting"),
+        support=support,
+        scenario_level=scenario_level,
+    )
     out = {f"{n}_{key}{s}": res[f"{n}{s}"] for n in names for s in ("", "_lo", "_hi")}
-    out[f"scenario_{key}"] = res["scenario"]
+    out[f"scenario_{key}"] = res["scenario_label"]
+    out[f"scenario_{key}_share"] = res["scenario_support"]
     out[f"A_h_{key}"] = res["A_h"]
-    return out
+    lo, hi = support if support is not None else (0.0, 1.0)
+    out[f"human_dv_lo_{key}"], out[f"human_dv_hi_{key}"] = lo, hi
+    out["metric_range"] = metric_range
+    return out, res["replicates"]
 
 
 def collect_metrics(

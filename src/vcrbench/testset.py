@@ -32,7 +32,6 @@ from vcrbench.vocab import N_BINS, PARAM_PREFIX, param_column
 log = logging.getLogger(__name__)
 
 
-
 def _check_manifest_params(manifest: pd.DataFrame, corruption: Corruption) -> list[str]:
     cols = corruption.param_columns
     have = sorted(c for c in manifest.columns if c.startswith(PARAM_PREFIX))

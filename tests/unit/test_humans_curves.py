@@ -90,7 +90,9 @@ def test_conditions_of(noise):
 
 def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path):
     est = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
-    assert set(est) == {"accuracy", "anchor"}  # no clean answers: no consistency curve
+    assert set(est) == {"accuracy", "anchor", "support"}  # no clean answers: no consistency
+    lo, hi, rule = est["support"]["accuracy"]
+    assert 0 < lo < hi <= 1 and "q05" in rule  # zero-condition anchor: no data at Δv = 0
     acc = est["accuracy"]
     assert "zero condition '0.00'" in est["anchor"]
     assert acc.anchor0 == pytest.approx(0.805)  # Geirhos' accuracy at w = 0
@@ -105,11 +107,13 @@ def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path
     again = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")["accuracy"]
     assert np.array_equal(acc.replicates, again.replicates)
     p1 = curves.write_estimates(est, tmp_path / "a")
-    p2 = curves.write_estimates({"accuracy": again, "anchor": est["anchor"]}, tmp_path / "b")
+    p2 = curves.write_estimates(
+        {"accuracy": again, "anchor": est["anchor"], "support": est["support"]}, tmp_path / "b"
+    )
     for t in ESTIMATE_TABLES:
         assert p1[t].read_bytes() == p2[t].read_bytes()
     back = curves.read_estimates(tmp_path / "a")
-    assert back["anchor"] == est["anchor"]
+    assert back["anchor"] == est["anchor"] and back["support"] == est["support"]
     np.testing.assert_allclose(back["accuracy"].values, acc.values)
     np.testing.assert_array_equal(back["accuracy"].replicates, acc.replicates)
 

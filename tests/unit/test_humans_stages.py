@@ -42,7 +42,8 @@ def test_files(run):
     assert (run["cdv"]["draw"] == 0).all() and len(run["cdv"]) == 8 * 2
     assert io.read_metadata(ref / "conditions.parquet")["reference"] == "original"
     back = curves.read_estimates(ref)
-    assert set(back) == {"accuracy", "anchor"}
+    assert set(back) == {"accuracy", "anchor", "support"}
+    assert back["support"]["accuracy"] == run["est"]["support"]["accuracy"]  # written, read back
     np.testing.assert_allclose(back["accuracy"].values, run["est"]["accuracy"].values)
     assert (
         io.read_parquet(ref / "summary.parquet")["anchor"]
@@ -71,8 +72,13 @@ def test_dnn_table(run, tmp_path):
         assert ((table[col] >= 0) & (table[col] <= 1)).all()
         assert (table[f"{col}_lo"] <= table[col] + 1e-12).all()
         assert (table[f"{col}_hi"] >= table[col] - 1e-12).all()
-    # the table's human curve is the reference's curve
-    assert np.allclose(table["A_h"], run["est"]["accuracy"].area)
+    # the table's human curve is the reference's curve, integrated over its Δv support
+    acc = run["est"]["accuracy"]
+    lo, hi, _ = run["est"]["support"]["accuracy"]
+    assert (table["human_dv_lo"] == lo).all() and (table["human_dv_hi"] == hi).all()
+    assert (table["metric_range"] == "support").all()
+    inside = (acc.grid >= lo - 1e-12) & (acc.grid <= hi + 1e-12)
+    assert np.allclose(table["A_h"], np.trapezoid(acc.values[inside], acc.grid[inside]))
     # humans are more robust to low-pass than these networks (Geirhos et al.'s finding)
     assert (table["HMRI"] < 1).all()
     assert pd.read_csv(out).shape[0] == 3
@@ -99,5 +105,7 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
         tmp_path / "trials.parquet", tmp_path / "conditions.parquet", tmp_path / "est",
         reference_name="mine", settings=SETTINGS, seed=0, anchor="clean",
     )  # fmt: skip
-    assert set(est) == {"accuracy", "consistency", "anchor"}
+    assert set(est) == {"accuracy", "consistency", "anchor", "support"}
+    # clean answers recorded: data at Δv = 0, so both supports start there
+    assert est["support"]["accuracy"][0] == 0.0 and est["support"]["consistency"][0] == 0.0
     assert est["accuracy"].anchor0 == 1.0  # every clean answer was right

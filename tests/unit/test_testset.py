@@ -224,3 +224,37 @@ def test_coverage_table_and_histograms_from_files(tmp_path, clean_set, noise, ma
         "vcr": 20,
     }
     assert hist.groupby("source")["fraction"].sum().round(12).tolist() == [1.0, 1.0]
+
+
+def _dv_file(path, counts):
+    """A Parquet file whose dv column puts counts[j] images in bin j (at the bin's centre)."""
+    dv = np.concatenate([np.full(c, min(1.0, (j + 0.5) / 39)) for j, c in enumerate(counts)])
+    pd.DataFrame({"dv": dv}).to_parquet(path)
+    return str(path)
+
+
+def test_coverage_threshold_is_the_papers_for_both_sets(tmp_path):
+    """Section 4.1/Table 2: 20 images per bin for 50,000 VCR and 5 x 50,000 ImageNet-C images
+    alike, so an ImageNet-C bin of 20..99 images is covered (a threshold scaled by its own size,
+    100, would not count it); smaller runs scale the one threshold by the VCR set's size."""
+    assert coverage.threshold(50_000) == 20
+    assert coverage.threshold(240) == 1
+    assert coverage.threshold(5_000) == 2
+    vcr_counts = [50_000 - 38 * 19] + [19] * 38  # only bin 0 reaches 20
+    ic_counts = [0] * 39
+    ic_counts[:13] = [20] * 13  # 13 bins at exactly 20
+    ic_counts[13:26] = [99] * 13
+    ic_counts[38] = 250_000 - sum(ic_counts)
+    vcr = {"contrast": [_dv_file(tmp_path / "vcr.parquet", vcr_counts)]}
+    ic = {"contrast": _dv_file(tmp_path / "ic.parquet", ic_counts)}
+    table = coverage.coverage_table(vcr, ic).set_index("source")
+    assert table.loc["vcr", "n_images"] == 50_000 and table.loc["imagenet-c", "n_images"] == 250_000
+    assert table["min_count"].tolist() == [20, 20]
+    assert table.loc["vcr", "covered_bins"] == 1
+    assert table.loc["imagenet-c", "covered_bins"] == 27
+    assert table.loc["imagenet-c", "coverage"] == pytest.approx(27 / 39)
+    # a run of 5,000 VCR images: threshold 2 for both, whatever the ImageNet-C set's size
+    small = {"contrast": [_dv_file(tmp_path / "small.parquet", [128] * 39 + [8])]}
+    table = coverage.coverage_table(small, ic)
+    assert table["min_count"].tolist() == [2, 2]
+    assert table["covered_bins"].tolist() == [39, 27]

@@ -21,4 +21,6 @@ with logs.job_log(snakemake.log[0]):
         reference=ref["name"],
         reference_how=ref["how"],
         reference_dir=ref["dir"],
+        metric_range=p.metric_range,
+        scenario_level=p.scenario_level,
     )

@@ -17,4 +17,5 @@ with logs.job_log(snakemake.log[0]):
         seed=p.seed,
         anchor=p.anchor,
         placement=p.placement,
+        ref_cfg=p.entry,
     )

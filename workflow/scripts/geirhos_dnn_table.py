@@ -27,4 +27,5 @@ with logs.job_log(snakemake.log[0]):
         seed=p.seed,
         anchor=p.anchor,
         placement=p.placement,
+        metric_range=p.metric_range,
     )

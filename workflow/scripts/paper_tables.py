@@ -16,6 +16,7 @@ with logs.job_log(snakemake.log[0]):
         label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
         sort_by=p.sort_by,
         digits=p.digits,
+        differences=pd.read_csv(snakemake.input.differences),
     )
     root = Path(snakemake.output.coverage).parent  # results/tables/paper
     tables.write_tables(built, list(snakemake.output), root=root)

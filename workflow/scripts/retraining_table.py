@@ -13,5 +13,6 @@ with logs.job_log(snakemake.log[0]):
         label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
         corruptions=p.corruptions,
         digits=p.digits,
+        differences=pd.read_csv(snakemake.input.differences),
     )
     tables.write_table(table, list(snakemake.output))

@@ -34,12 +34,20 @@ from vcrbench.estimation.bootstrap import (
     percentile_interval,
     simultaneous_band,
 )
-from vcrbench.estimation.estimate import Estimate, estimate, estimate_kwargs
+from vcrbench.estimation.estimate import (
+    BOOTSTRAP_PENALTIES,
+    SMALL_SAMPLE,
+    Estimate,
+    estimate,
+    estimate_kwargs,
+)
 from vcrbench.estimation.spline import DEFAULT_N_FOLDS, LAMBDA_GRID, Curve, fit_curve
 from vcrbench.vocab import N_BINS
 
 __all__ = [
+    "BOOTSTRAP_PENALTIES",
     "DEFAULT_LEVEL",
+    "SMALL_SAMPLE",
     "DEFAULT_MIN_COUNT",
     "DEFAULT_N_BOOT",
     "DEFAULT_N_FOLDS",

@@ -2,9 +2,10 @@
 the percentile intervals and bands built from them.
 
 Each replicate resamples the units with replacement (samples, or whole groups such as images or
-participants: a cluster bootstrap), rebuilds the bins and refits with the penalty chosen on the
-full data. Clean outcomes behind the anchor s(0) are resampled too, jointly with the samples of the
-same group.
+participants: a cluster bootstrap), rebuilds the bins and refits, either choosing the penalty anew
+by cross-validation on the resample (``n_folds``: the interval then carries the uncertainty of
+that choice) or with the penalty chosen on the full data. Clean outcomes behind the anchor s(0) are
+resampled too, jointly with the samples of the same group.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from tqdm.auto import tqdm
 from vcrbench.bins import bin_index
 from vcrbench.estimation.area import GRID_SIZE
 from vcrbench.estimation.bins import DEFAULT_MIN_COUNT, bin_sums
-from vcrbench.estimation.spline import _basis, _curve_values, _fit_bins
+from vcrbench.estimation.spline import (
+    LAMBDA_GRID,
+    _basis,
+    _curve_values,
+    _fit_bins,
+    _folds,
+    _select_lambda,
+)
 from vcrbench.estimation.validate import (
     as_outcomes,
     check_anchor,
@@ -72,7 +80,10 @@ def replicate_curves(
     rng: np.random.Generator,
     grid_size: int,
     progress: bool | None,
+    n_folds: int | None = None,
 ) -> np.ndarray:
+    """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate by
+    ``n_folds``-fold CV on the resample (folds hold whole units), None: keep ``lam``."""
     basis = _basis(n_bins - 1, grid_size)
     out = np.empty((n_boot, len(basis.grid)), dtype=np.float32)
     anchor_out = None if anchor_data is None else anchor_data[0]
@@ -111,12 +122,56 @@ def replicate_curves(
             a0 = float(aw @ anchor_out / aw.sum()) if aw.sum() > 0 else anchor0
             if anchor1 is not None:
                 a0 = max(a0, anchor1)
+        lam_b = lam
+        if n_folds is not None:
+            lam_b = _replicate_lambda(
+                basis, idx, dv, y, w, unit_mult if unit_mult is not None else w, sample_codes,
+                used, a0, anchor1, n_folds, n_bins, rng, lam,
+            )  # fmt: skip
         count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
         count = np.where(used, count, 0.0)
         x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
-        coef = _fit_bins(basis, x, count, corr, lam, a0, anchor1)
+        coef = _fit_bins(basis, x, count, corr, lam_b, a0, anchor1)
         out[b] = _curve_values(basis, coef)
     return out
+
+
+def _replicate_lambda(
+    basis, idx, dv, y, w, unit_mult, sample_codes, used, a0, anchor1, n_folds, n_bins, rng, lam
+) -> float:
+    """The penalty cross-validation chooses on one resample: the drawn units (images, observers
+    or samples) are dealt into ``n_folds`` folds, every copy of a unit in the same fold, so that a
+    unit drawn twice never sits on both sides of a split."""
+    drawn = unit_mult > 0
+    if sample_codes is not None:  # units that hold only clean outcomes have nothing to fold
+        has_samples = np.zeros(len(unit_mult), dtype=bool)
+        has_samples[sample_codes] = True
+        drawn &= has_samples
+    drawn = np.flatnonzero(drawn)
+    k = min(int(n_folds), len(drawn))
+    if k < 2:
+        return lam
+    unit_fold = np.full(len(unit_mult), -1, dtype=np.int64)
+    unit_fold[drawn] = _folds(len(drawn), k, rng)
+    fold = unit_fold if sample_codes is None else unit_fold[sample_codes]
+    keep = fold >= 0
+    chosen, _ = _select_lambda(
+        basis, idx[keep], dv[keep], y[keep], fold[keep], used, a0, anchor1,
+        _candidates(lam), n_bins, w[keep],
+    )  # fmt: skip
+    return chosen
+
+
+#: Candidates a replicate's cross-validation tries: the full data's penalty and this many steps of
+#: :data:`LAMBDA_GRID` (half decades) on either side of it.
+RESELECT_STEPS = 3
+
+
+def _candidates(lam: float) -> tuple[float, ...]:
+    """:data:`LAMBDA_GRID` within :data:`RESELECT_STEPS` steps of ``lam`` (a window of three
+    decades: the choices replicates make lie there, and the search costs a third of the grid's)."""
+    at = int(np.argmin(np.abs(np.log10(LAMBDA_GRID) - np.log10(lam))))
+    return LAMBDA_GRID[max(0, at - RESELECT_STEPS) : at + RESELECT_STEPS + 1]
 
 
 @single_blas_thread
@@ -135,12 +190,14 @@ def bootstrap(
     anchor1: float | None = None,
     grid_size: int = GRID_SIZE,
     progress: bool | None = None,
+    n_folds: int | None = None,
 ) -> np.ndarray:
     """Bootstrap replicate curves, shape ``(n_boot, grid_size)``, float32.
 
     Each replicate resamples the samples with replacement (or, with ``groups``, whole groups such
-    as participants: a cluster bootstrap), rebuilds the bins and refits with the fixed penalty
-    ``lam`` (normally the one cross-validation chose on the full data). The bins that enter the
+    as images or participants: a cluster bootstrap), rebuilds the bins and refits with the fixed
+    penalty ``lam`` (normally the one cross-validation chose on the full data), or, with
+    ``n_folds``, with the penalty ``n_folds``-fold cross-validation chooses on the resample. The bins that enter the
     fit are those with at least ``min_count`` samples in the full data. If ``anchor0`` is an
     array of clean 0/1 outcomes rather than a number, the anchor is resampled too (jointly with
     the samples' groups when ``anchor_groups`` is given). Same arguments and seed, same result.
@@ -167,7 +224,37 @@ def bootstrap(
         rng=rng,
         grid_size=grid_size,
         progress=progress,
+        n_folds=n_folds,
     )
+
+
+def small_sample_factor(n_units: int, level: float = DEFAULT_LEVEL) -> float:
+    """How much to widen bootstrap deviations when few units are resampled.
+
+    The bootstrap variance over G resampled units (images, observers) is biased low by
+    (G − 1)/G, and a ratio of an estimate to its estimated error is closer to Student's t with
+    G − 1 degrees of freedom than to the normal: the two small-sample corrections of
+    cluster-robust inference (Cameron & Miller 2015, J. Human Resources 50(2), §VI). The factor is
+    ``sqrt(G / (G − 1)) · t_{G−1, (1+level)/2} / z_{(1+level)/2}``: 1.217 for the default run's
+    10 images at 95%, 1.007 for 240 samples, 1.0008 for 2,000; 1 below 2 units.
+    """
+    from scipy.stats import norm, t
+
+    g = int(n_units)
+    if g < 2:
+        return 1.0
+    q = (1 + float(level)) / 2
+    return float(np.sqrt(g / (g - 1)) * t.ppf(q, g - 1) / norm.ppf(q))
+
+
+def widen(replicates: np.ndarray, center: np.ndarray, factor: float) -> np.ndarray:
+    """Replicate curves moved ``factor`` times as far from ``center`` (the point curve), within
+    [0, 1] and non-increasing, in the replicates' dtype (``factor`` 1: unchanged)."""
+    if factor == 1.0 or len(replicates) == 0:
+        return replicates
+    reps = np.asarray(replicates, dtype=np.float64)
+    out = np.clip(center + factor * (reps - center), 0.0, 1.0)
+    return np.minimum.accumulate(out, axis=1).astype(replicates.dtype)
 
 
 def percentile_interval(x: np.ndarray, level: float) -> tuple:

@@ -29,10 +29,17 @@ from vcrbench.estimation.bootstrap import (
     prepare_anchor,
     replicate_curves,
     simultaneous_band,
+    small_sample_factor,
+    widen,
 )
 from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
 from vcrbench.estimation.validate import check_anchor, check_samples, single_blas_thread
 from vcrbench.vocab import BINS_COLUMNS, N_BINS
+
+#: How bootstrap replicates get their smoothing penalty (:func:`estimate`).
+BOOTSTRAP_PENALTIES = ("reselect", "fixed")
+#: Small-sample corrections of the bootstrap (:func:`estimate`).
+SMALL_SAMPLE = ("t", "none")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -216,6 +223,8 @@ def estimate(
     n_folds: int = DEFAULT_N_FOLDS,
     grid_size: int = GRID_SIZE,
     progress: bool | None = None,
+    bootstrap_penalty: str = "reselect",
+    small_sample: str = "t",
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -241,6 +250,14 @@ def estimate(
     lam : fixed smoothing penalty; ``None`` (default) chooses it by cross-validation.
     anchor1 : optional s(1); default: free right end.
     n_folds : K of the K-fold cross-validation.
+    bootstrap_penalty : ``"reselect"`` (default): each bootstrap replicate chooses its penalty by
+        cross-validation on its resample, so intervals carry the uncertainty of that choice;
+        ``"fixed"``: replicates refit with the penalty of the full data (faster, narrower).
+        With a fixed ``lam`` nothing is chosen, so nothing is re-chosen.
+    small_sample : ``"t"`` (default): replicate curves are moved
+        :func:`~vcrbench.estimation.bootstrap.small_sample_factor` times as far from the point
+        curve, a widening that matters only with few resampled units (images, observers);
+        ``"none"``: plain percentile intervals.
 
     Returns
     -------
@@ -255,6 +272,12 @@ def estimate(
             raise ValueError(
                 f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing"
             )
+    if bootstrap_penalty not in BOOTSTRAP_PENALTIES:
+        raise ValueError(
+            f"bootstrap_penalty must be one of {BOOTSTRAP_PENALTIES}, got {bootstrap_penalty!r}"
+        )
+    if small_sample not in SMALL_SAMPLE:
+        raise ValueError(f"small_sample must be one of {SMALL_SAMPLE}, got {small_sample!r}")
     if n_boot < 0:
         raise ValueError(f"n_boot must be >= 0, got {n_boot}")
     percentile_interval(np.zeros((0,)), level)  # validates level
@@ -289,7 +312,11 @@ def estimate(
         rng=boot_rng,
         grid_size=grid_size,
         progress=progress,
+        n_folds=n_folds if lam is None and bootstrap_penalty == "reselect" else None,
     )
+    if small_sample == "t":
+        n_units = samples.n_groups if samples.n_groups is not None else len(y)
+        reps = widen(reps, curve.values, small_sample_factor(n_units, level))
     lo, hi = percentile_interval(reps, level)
     rep_areas = np.atleast_1d(area(reps.astype(np.float64), weighting, curve.grid))
     area_lo, area_hi = percentile_interval(rep_areas, level)
@@ -327,6 +354,8 @@ SETTINGS_ARGUMENTS = {
     "n_folds": "n_folds",
     "grid_size": "grid_size",
     "anchor1": "anchor1",
+    "bootstrap_penalty": "bootstrap_penalty",
+    "small_sample": "small_sample",
 }
 
 

@@ -255,19 +255,23 @@ def _select_lambda(
     anchor1: float | None,
     lam_grid: Sequence[float],
     n_bins: int,
+    w: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """K-fold CV of the held-out Brier score over ``lam_grid``; the smoothest of near-ties wins.
 
     Each fold is fitted on the other folds' bins (restricted to the bins ``used`` on the full
     data) and scored on every held-out sample through its bin: the sum over bins of
     ``correct (1 - s)^2 + (count - correct) s^2`` with s the curve at the held-out bin mean.
+    ``w``: sample multiplicities (a bootstrap resample); None = each sample once.
     """
     n_folds = int(fold.max()) + 1
     scores = np.zeros(len(lam_grid))
     for f in range(n_folds):
         test = fold == f
-        tr_count, tr_corr, tr_sum = bin_sums(idx[~test], dv[~test], y[~test], None, n_bins)
-        te_count, te_corr, te_sum = bin_sums(idx[test], dv[test], y[test], None, n_bins)
+        w_tr = None if w is None else w[~test]
+        w_te = None if w is None else w[test]
+        tr_count, tr_corr, tr_sum = bin_sums(idx[~test], dv[~test], y[~test], w_tr, n_bins)
+        te_count, te_corr, te_sum = bin_sums(idx[test], dv[test], y[test], w_te, n_bins)
         tr_count = np.where(used, tr_count, 0.0)
         keep = tr_count > 0
         x_tr = np.divide(tr_sum, tr_count, out=np.zeros(n_bins), where=keep)
@@ -281,7 +285,7 @@ def _select_lambda(
             )
             s = np.clip(Bte @ coef, 0.0, 1.0)
             scores[i] += np.sum(k_te * (1 - s) ** 2 + (n_te - k_te) * s**2)
-    scores /= len(y)
+    scores /= len(y) if w is None else max(float(w.sum()), 1.0)
     best = scores.min()
     near = np.flatnonzero(scores <= best + 1e-12 * max(1.0, abs(best)))
     return float(lam_grid[int(near.max())]), scores

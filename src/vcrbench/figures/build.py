@@ -18,7 +18,7 @@ from vcrbench.figures import style as style_mod
 from vcrbench.figures.style import Style
 from vcrbench.humans.curves import read_estimates as read_human_estimates
 from vcrbench.tables import resolve_label_space
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, PROPERTY_NAMES
 
 PathLike = str | os.PathLike
 
@@ -114,8 +114,14 @@ def read_model_curves(curve_paths: Sequence[PathLike]) -> pd.DataFrame:
 def read_human_curves(reference_dir: PathLike) -> tuple[dict[str, pd.DataFrame], float | None]:
     """``({property: curve table v, s, lo, hi}, band level)`` of a human reference folder."""
     estimates = read_human_estimates(reference_dir)
-    curves = {p: est.curve_frame() for p, est in sorted(estimates.items()) if p != "anchor"}
-    levels = [est.level for p, est in sorted(estimates.items()) if p != "anchor"]
+    support = estimates.get("support", {})
+    curves = {}
+    for p, est in sorted(estimates.items()):
+        if p in PROPERTY_NAMES:
+            frame = est.curve_frame()
+            lo, hi, _ = support.get(p, (0.0, 1.0, ""))
+            curves[p] = frame.assign(in_support=(frame["v"] >= lo) & (frame["v"] <= hi))
+    levels = [est.level for p, est in sorted(estimates.items()) if p in PROPERTY_NAMES]
     return curves, (levels[0] if levels else None)
 
 
@@ -203,7 +209,7 @@ def read_reference_estimates(reference_dirs: Mapping[str, PathLike]) -> dict[str
     out = {}
     for name, folder in sorted(reference_dirs.items()):
         est = read_human_estimates(folder)
-        out[name] = {k: v for k, v in est.items() if k != "anchor"}
+        out[name] = {k: v for k, v in est.items() if k in PROPERTY_NAMES}
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -59,6 +60,7 @@ def curves_figure(
     height = (2.9 + 0.17 * legend_rows) * style.scale
     fig = new_figure(style.width, height)
     axes = fig.subplots(1, 2, sharey=False)
+    extrapolated = False
     for ax, (key, prop) in zip(axes, PROPERTIES.items(), strict=True):
         panel_w = style.width / 2 - 0.6  # minus the y label and ticks
         ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]}", loc="left")
@@ -89,16 +91,31 @@ def curves_figure(
         hum = human.get(prop)
         if hum is not None and not hum.empty:
             hum = hum.sort_values("v")
+            inside = hum["in_support"].to_numpy(bool) if "in_support" in hum else None
             ax.fill_between(
                 hum["v"],
                 hum["lo"],
                 hum["hi"],
+                where=inside,
                 color=human_color,
                 alpha=style.band_alpha,
                 lw=0,
                 zorder=3,
             )
-            ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
+            if inside is None or inside.all():
+                ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
+            else:
+                # Outside the reference's Δv support the curve is extrapolation, not data.
+                outside = np.where(inside, np.nan, hum["s"].to_numpy())
+                ax.plot(hum["v"], outside, color=human_color, lw=1.2, ls=":", zorder=4)
+                ax.plot(
+                    hum["v"],
+                    np.where(inside, hum["s"].to_numpy(), np.nan),
+                    color=human_color,
+                    lw=2.2,
+                    zorder=4,
+                )
+                extrapolated = True
         elif human:
             ax.set_title(
                 layout.wrap(
@@ -127,6 +144,14 @@ def curves_figure(
         handles[0] = (
             (handles[0][0], Patch(color=human_color, alpha=style.band_alpha)),
             handles[0][1],
+        )
+    if extrapolated:
+        handles.insert(
+            1,
+            (
+                Line2D([], [], color=human_color, lw=1.2, ls=":"),
+                "human curve outside its data's Δv range (extrapolated; not in HMRI/MRSI)",
+            ),
         )
     if handles:
         fig.legend(

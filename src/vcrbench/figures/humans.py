@@ -113,7 +113,9 @@ def human_similarity_figure(
         table = similarity_table(estimates, info, level=level, band=band)
     refs = sorted(estimates)
     ref_color = {r: REFERENCE_COLORS[i % len(REFERENCE_COLORS)] for i, r in enumerate(refs)}
-    props = [p for p in PROPERTY_NAMES if any(isinstance(estimates[r].get(p), Estimate) for r in refs)]
+    props = [
+        p for p in PROPERTY_NAMES if any(isinstance(estimates[r].get(p), Estimate) for r in refs)
+    ]
     groups: dict[str, list[str]] = {}
     for r in refs:
         groups.setdefault(info.get(r, {}).get("similarity_class") or UNCLASSIFIED, []).append(r)

@@ -214,5 +214,3 @@ def save(fig: Figure, paths: Sequence[str | os.PathLike], style: Style) -> list[
                 fig.savefig(tmp, format=fmt, dpi=style.dpi, metadata=_METADATA[fmt])
             written.append(path)
     return written
-
-

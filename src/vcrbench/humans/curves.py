@@ -32,6 +32,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from vcrbench import seeding
+from vcrbench.estimation.bootstrap import small_sample_factor, widen
 from vcrbench.humans import mapping, schema
 from vcrbench.humans.schema import HumanDataError
 from vcrbench.vocab import PROPERTY_NAMES, param_columns_of
@@ -40,6 +41,11 @@ PROPERTIES = PROPERTY_NAMES
 
 
 # --------------------------------------------------------------------------- anchors
+
+CLEAN_ANCHOR = "clean-image accuracy"
+FULL_SIGNAL_ANCHOR = "full-signal accuracy (same lab, unmanipulated images)"
+#: Anchors that are data at Δv = 0 (the support of such a reference starts at 0).
+ANCHORS_AT_ZERO = (CLEAN_ANCHOR, FULL_SIGNAL_ANCHOR)
 
 
 def zero_condition(trials: pd.DataFrame) -> str:
@@ -54,11 +60,20 @@ def zero_condition(trials: pd.DataFrame) -> str:
     return str(conds.iloc[order[0]]["condition"])
 
 
-def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
+def accuracy_anchor(
+    trials: pd.DataFrame,
+    anchor: float | str = "auto",
+    full_signal: pd.DataFrame | None = None,
+):
     """``(anchor0, anchor_groups, description)`` for :func:`vcrbench.estimation.estimate`.
 
     ``anchor``: a number in [0, 1]; ``"clean"`` (accuracy on the clean image, needs recorded
-    clean answers); ``"zero-condition"``; ``"auto"``: clean if recorded for every trial, else
+    clean answers); ``"full-signal"`` (accuracy in ``full_signal``, trials of the same lab on
+    unmanipulated images, e.g. Geirhos' colour experiment's colour condition: data really at
+    Δv = 0, resampled by their participants); ``"zero-condition"`` (accuracy in the
+    least-manipulated condition, stretched to Δv = 0: used only when asked for, or by ``"auto"``
+    when nothing at Δv = 0 exists, and then the reference's support leaves [0, lo] out);
+    ``"auto"``: clean if recorded for every trial, else full-signal if given, else
     zero-condition.
     """
     if not isinstance(anchor, str):
@@ -68,7 +83,21 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
         return value, None, f"fixed {value:g}"
     has_clean = trials["clean_response"].to_numpy() != schema.NOT_RECORDED
     if anchor == "auto":
-        anchor = "clean" if has_clean.all() else "zero-condition"
+        if has_clean.all():
+            anchor = "clean"
+        else:
+            anchor = "full-signal" if full_signal is not None else "zero-condition"
+    if anchor == "full-signal":
+        if full_signal is None or full_signal.empty:
+            raise HumanDataError(
+                "accuracy anchor 'full-signal' needs the same lab's trials on unmanipulated "
+                "images (for Geirhos references: the colour experiment's colour condition)"
+            )
+        return (
+            schema.correct(full_signal).astype(np.float64),
+            ("full-signal:" + full_signal["participant"].astype(str)).to_numpy(),
+            FULL_SIGNAL_ANCHOR,
+        )
     if anchor == "clean":
         if not has_clean.any():
             raise HumanDataError(
@@ -81,7 +110,7 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
         frame = pd.DataFrame(
             {"p": sub["participant"].to_numpy(), "i": sub["image_id"].to_numpy(), "y": outcomes}
         ).drop_duplicates(["p", "i"])
-        return frame["y"].to_numpy(np.float64), frame["p"].to_numpy(), "clean-image accuracy"
+        return frame["y"].to_numpy(np.float64), frame["p"].to_numpy(), CLEAN_ANCHOR
     if anchor == "zero-condition":
         cond = zero_condition(trials)
         sub = trials[trials["condition"] == cond]
@@ -91,8 +120,55 @@ def accuracy_anchor(trials: pd.DataFrame, anchor: float | str = "auto"):
             f"accuracy in the zero condition {cond!r}",
         )
     raise HumanDataError(
-        f"accuracy anchor must be a number, 'auto', 'clean' or 'zero-condition', not {anchor!r}"
+        "accuracy anchor must be a number, 'auto', 'clean', 'full-signal' or 'zero-condition', "
+        f"not {anchor!r}"
     )
+
+
+# --------------------------------------------------------------------------- support
+
+#: Quantiles of a condition's Δv distribution that bound a reference's support.
+SUPPORT_QUANTILES = (0.05, 0.95)
+
+
+def dv_support(
+    trials: pd.DataFrame, conditions: pd.DataFrame | None, *, from_zero: bool
+) -> tuple[float, float, str]:
+    """``(lo, hi, rule)``: the Δv range where a reference has data.
+
+    Trials placed by condition contribute the 5% and 95% quantiles of their condition's measured
+    Δv distribution on the clean set; trials with their own Δv contribute the same quantiles of
+    those values. ``lo`` is the smallest lower quantile, ``hi`` the largest upper one. With data
+    really at Δv = 0 (``from_zero``: recorded clean-image answers, or the same lab's
+    full-signal condition as the anchor), the support starts at 0.
+    """
+    q_lo, q_hi = SUPPORT_QUANTILES
+    los, his = [], []
+    dv = trials["dv"].to_numpy(np.float64)
+    own = dv[~np.isnan(dv)]
+    if own.size:
+        los.append(float(np.quantile(own, q_lo)))
+        his.append(float(np.quantile(own, q_hi)))
+    placed = trials.loc[np.isnan(dv), ["corruption", "condition"]].drop_duplicates()
+    if len(placed):
+        if conditions is None:
+            raise HumanDataError("trials without a Δv need the conditions table for their support")
+        keyed = conditions.set_index(["corruption", "condition"])["dv"]
+        for corruption, condition in placed.itertuples(index=False):
+            values = keyed.loc[(corruption, condition)].to_numpy(np.float64)
+            los.append(float(np.quantile(values, q_lo)))
+            his.append(float(np.quantile(values, q_hi)))
+    if not los:
+        raise HumanDataError("no trials: no Δv support")
+    lo, hi = (0.0 if from_zero else min(los)), max(his)
+    if hi <= lo:  # a single point of data: widen to the two grid points around it
+        hi = min(1.0, lo + 1e-3)
+        lo = max(0.0, hi - 2e-3)
+    rule = (
+        f"{'0 (data at Δv = 0)' if from_zero else f'min q{round(q_lo * 100):02d}'} to "
+        f"max q{round(q_hi * 100)} of the conditions' Δv"
+    )
+    return lo, hi, rule
 
 
 # --------------------------------------------------------------------------- estimation
@@ -118,6 +194,8 @@ def _estimate_one(
     n_boot = int(kwargs.pop("n_boot", estimation.DEFAULT_N_BOOT))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
     common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1") if k in kwargs}
+    if kwargs.get("lam") is None and kwargs.get("bootstrap_penalty", "reselect") == "reselect":
+        common["n_folds"] = kwargs.get("n_folds", estimation.DEFAULT_N_FOLDS)
     group_labels = trials[groups].to_numpy() if groups else None
     anchor_groups = anchor_groups if groups else None
     needs_placement = np.isnan(trials["dv"].to_numpy()).any()
@@ -146,8 +224,13 @@ def _estimate_one(
             seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=group_labels,
             anchor_groups=anchor_groups, **common,
         )[0]  # fmt: skip
+    if kwargs.get("small_sample", "t") == "t":
+        units = point.n_groups if point.n_groups is not None else point.n
+        reps = widen(reps, point.values, small_sample_factor(units, point.level))
     lo, hi = estimation.percentile_interval(reps, point.level)
-    areas = np.atleast_1d(estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid))
+    areas = np.atleast_1d(
+        estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid)
+    )
     a_lo, a_hi = estimation.percentile_interval(areas, point.level)
     return dataclasses.replace(
         point,
@@ -170,6 +253,7 @@ def human_estimates(
     groups: str | None = "participant",
     properties: tuple[str, ...] = PROPERTIES,
     name: str = "humans",
+    full_signal: pd.DataFrame | None = None,
 ) -> dict:
     """Human curves s_h (accuracy, and consistency where clean answers exist) of one reference.
 
@@ -187,6 +271,8 @@ def human_estimates(
         that replicates pair), the estimator ``derive_seed(seed, "humans", name, property)``.
     anchor : number or str
         Accuracy anchor (:func:`accuracy_anchor`).
+    full_signal : DataFrame or None
+        The same lab's trials on unmanipulated images, for the ``full-signal`` anchor.
     placement : {'draw', 'median'}
         How trials of a condition get their Δv (:func:`~vcrbench.humans.mapping.assign_dv`).
     groups : str or None
@@ -216,13 +302,17 @@ def human_estimates(
         "settings": settings,
     }
     if "accuracy" in properties:
-        a0, a_groups, how = accuracy_anchor(trials, anchor)
+        a0, a_groups, how = accuracy_anchor(trials, anchor, full_signal)
+        at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
             trials, schema.correct(trials).astype(np.float64), a0, a_groups,
             seed=seeding.derive_seed(seed, "humans", name, "accuracy"), desc=f"{name} accuracy",
             **common,
         )  # fmt: skip
         out["anchor"] = how
+        out.setdefault("support", {})["accuracy"] = dv_support(
+            trials, conditions, from_zero=at_zero
+        )
     if "consistency" in properties:
         cons, has = schema.consistent(trials)
         if has.any():
@@ -232,6 +322,10 @@ def human_estimates(
                 seed=seeding.derive_seed(seed, "humans", name, "consistency"),
                 desc=f"{name} consistency", **common,
             )  # fmt: skip
+            # Consistency compares with the recorded clean answer: data at Δv = 0.
+            out.setdefault("support", {})["consistency"] = dv_support(
+                sub, conditions, from_zero=True
+            )
     return out
 
 
@@ -247,11 +341,17 @@ def write_estimates(
     from vcrbench.estimation.io import write_estimates as write
 
     chosen = {(p,): estimates[p] for p in PROPERTIES if p in estimates}
+    support = estimates.get("support", {})
     anchors = {
         (p,): {
             "anchor": estimates["anchor"]
             if p == "accuracy" and "anchor" in estimates
-            else "1 (unchanged image)"
+            else "1 (unchanged image)",
+            **(
+                {"dv_lo": support[p][0], "dv_hi": support[p][1], "support_rule": support[p][2]}
+                if p in support
+                else {}
+            ),
         }
         for p in PROPERTIES
         if p in estimates
@@ -269,4 +369,9 @@ def read_estimates(out_dir: str | os.PathLike) -> dict:
     accuracy = summary[summary["property"] == "accuracy"]
     if len(accuracy) and "anchor" in accuracy:
         out["anchor"] = str(accuracy["anchor"].iloc[0])
+    if {"dv_lo", "dv_hi"} <= set(summary.columns):
+        out["support"] = {
+            str(row.property): (float(row.dv_lo), float(row.dv_hi), str(row.support_rule))
+            for row in summary.itertuples()
+        }
     return out

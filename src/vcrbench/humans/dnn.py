@@ -5,7 +5,9 @@ conditions, so both are placed on the Δv axis through the same per-condition Δ
 (:mod:`~vcrbench.humans.mapping`) and fitted by the same estimator; the human curve is
 bootstrapped over participants, each network's over trials, and replicate b of both shares the
 same resample of the Δv distribution, so :func:`vcrbench.metrics.compare` pairs like with like.
-A result that needs no GPU: the networks' answers ship with the data.
+A result that needs no GPU: the networks' answers ship with the data. Humans and networks are
+anchored alike by their answers on the unmanipulated colour images (the lab's full-signal
+condition), and HMRI/MRSI integrate over the humans' Δv support.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from vcrbench.humans.curves import human_estimates
 TABLE_COLUMNS = (
     "experiment", "corruption", "network", "A_h", "A_h_lo", "A_h_hi", "R", "R_lo", "R_hi",
     "HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi", "scenario", "scenario_support",
-    "n_boot", "level",
+    "human_dv_lo", "human_dv_hi", "metric_range", "n_boot", "level",
 )  # fmt: skip
 
 
@@ -30,10 +32,12 @@ def dnn_vs_humans(
     seed: int = 0,
     *,
     networks: Sequence[str] = geirhos.DNN_OBSERVERS,
-    anchor: float | str = "zero-condition",
+    anchor: float | str = "full-signal",
     placement: str = "draw",
     dnn_aggregation: str = "mean",
     humans: Mapping | None = None,
+    supports: Mapping | None = None,
+    metric_range: str = "support",
 ) -> pd.DataFrame:
     """The table of HMRI/MRSI (with bootstrap intervals) of each network against the humans.
 
@@ -49,13 +53,20 @@ def dnn_vs_humans(
     networks : sequence
         Which of :data:`~vcrbench.humans.geirhos.DNN_OBSERVERS`.
     anchor, placement
-        As for :func:`~vcrbench.humans.curves.human_estimates`, for humans and networks alike.
+        As for :func:`~vcrbench.humans.curves.human_estimates`, for humans and networks alike;
+        ``"full-signal"`` (default) anchors each by its own answers on the unmanipulated colour
+        images (:func:`~vcrbench.humans.geirhos.full_signal_trials`).
     dnn_aggregation : {'mean', 'sum'}
         The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.read_geirhos`).
     humans : mapping, optional
         Experiment -> the human accuracy :class:`~vcrbench.estimation.Estimate` already fitted
         (the workflow's reference curve, made with the same ``seed``, settings, anchor and
         placement); estimated here where missing.
+    supports : mapping, optional
+        Experiment -> the human reference's ``(lo, hi, rule)`` Δv support (from its curves
+        folder); computed here where missing.
+    metric_range : {'support', 'full'}
+        HMRI/MRSI over the humans' support (default) or all of [0, 1].
 
     Returns
     -------
@@ -66,27 +77,54 @@ def dnn_vs_humans(
 
     settings = dict(settings or {})
     level = float(settings.get("level", 0.95))
+    full = anchor == "full-signal"
+    nets_full = (
+        geirhos.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
+        if full
+        else None
+    )
     rows = []
     for experiment, cdv in conditions.items():
         exp = geirhos.experiment(experiment)
         est_h = (humans or {}).get(experiment)
-        if est_h is None:
-            est_h = human_estimates(
+        support = (supports or {}).get(experiment)
+        if est_h is None or support is None:
+            fitted = human_estimates(
                 geirhos.read_geirhos(experiment, "humans"), cdv, settings, seed, anchor=anchor,
                 placement=placement, properties=("accuracy",), name=f"geirhos-{experiment}-humans",
-            )["accuracy"]  # fmt: skip
+                full_signal=geirhos.full_signal_trials("humans") if full else None,
+            )  # fmt: skip
+            est_h = fitted["accuracy"] if est_h is None else est_h
+            support = fitted["support"]["accuracy"] if support is None else support
+        dv_range = None if metric_range == "full" else (support[0], support[1])
         all_nets = geirhos.read_geirhos(
             experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
         )
         for net in networks:
             trials = all_nets[all_nets["participant"] == net].reset_index(drop=True)
+            net_full = None
+            if nets_full is not None:
+                net_full = nets_full[nets_full["participant"] == net].reset_index(drop=True)
             est_m = human_estimates(
                 trials, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-{experiment}-{net}",
+                full_signal=net_full,
             )["accuracy"]  # fmt: skip
-            res = compare(est_h, est_m, level=level, weighting=settings.get("weighting"))
+            res = compare(
+                est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range
+            )
+            lo, hi = dv_range if dv_range is not None else (0.0, 1.0)
             rows.append(
-                {"experiment": experiment, "corruption": exp.corruption, "network": net, **res}
+                {
+                    "experiment": experiment,
+                    "corruption": exp.corruption,
+                    "network": net,
+                    **res,
+                    "scenario": res["scenario_label"],
+                    "human_dv_lo": lo,
+                    "human_dv_hi": hi,
+                    "metric_range": metric_range,
+                }
             )
     return pd.DataFrame(rows)[list(TABLE_COLUMNS)]
 

@@ -274,6 +274,24 @@ def _parameter_values(conditions: pd.Series, exp: Experiment, path: Path) -> pd.
     return conditions.map(values).astype(float)
 
 
+#: The condition of the lab's experiments shown unmanipulated: the colour experiment's colour
+#: images (``cr``), the original image (Δv = 0).
+FULL_SIGNAL = ("colour", "cr")
+
+
+def full_signal_trials(
+    observers: str = "humans",
+    root: str | os.PathLike | None = None,
+    subjects: list[str] | None = None,
+    dnn_aggregation: str = "mean",
+) -> pd.DataFrame:
+    """Trials on unmanipulated images (:data:`FULL_SIGNAL`; humans: 3 observers, 1,920 trials),
+    the anchor s(0) with data really at Δv = 0 for every experiment of the lab."""
+    experiment_name, condition = FULL_SIGNAL
+    trials = read_geirhos(experiment_name, observers, root, subjects, dnn_aggregation)
+    return trials[trials["condition"] == condition].reset_index(drop=True)
+
+
 def condition_accuracy(trials: pd.DataFrame, by: tuple[str, ...] = ("condition",)) -> pd.DataFrame:
     """Accuracy per condition (and per any other ``by`` column), with per-participant range.
 

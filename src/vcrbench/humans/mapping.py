@@ -216,10 +216,12 @@ def condition_dv(
     records = conds.to_dict("records")
     # "zero-condition": each corruption's least-manipulated condition (w = 0, σ = 0 for Geirhos)
     least = {}
-    keys = np.column_stack(
-        [identity_distance(conds, c) for c in pcols] or [np.empty((len(conds), 0))]
-    )
-    for i in sorted(range(len(records)), key=lambda i: [k for k in keys[i] if pd.notna(k)]):
+    keys = np.column_stack([identity_distance(conds, c) for c in pcols]) if pcols else None
+
+    def order(i: int) -> list:
+        return [] if keys is None else [k for k in keys[i] if pd.notna(k)]
+
+    for i in sorted(range(len(records)), key=order):
         least.setdefault(records[i]["corruption"], _params(records[i], pcols))
     with tqdm(
         total=len(records) * len(ids) * draws,

@@ -121,6 +121,14 @@ def map_conditions(
     return out
 
 
+def full_signal_trials(ref_cfg: Mapping | None) -> pd.DataFrame | None:
+    """The lab's trials on unmanipulated images for a reference, or None (not a ``geirhos2018``
+    reference): :func:`vcrbench.humans.geirhos.full_signal_trials`."""
+    if not ref_cfg or ref_cfg.get("kind") != "geirhos2018":
+        return None
+    return geirhos.full_signal_trials("humans", ref_cfg.get("root"))
+
+
 def _read_conditions(path) -> pd.DataFrame | None:
     cdv = io.read_parquet(path)
     return cdv if len(cdv) else None
@@ -136,13 +144,16 @@ def estimate_reference(
     seed: int,
     anchor: float | str = "auto",
     placement: str = "draw",
+    ref_cfg: Mapping | None = None,
 ) -> dict:
     """Human curves of one reference (:func:`~vcrbench.humans.curves.human_estimates`), written
-    as ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``."""
+    as ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``. A ``geirhos2018`` reference
+    (``ref_cfg``) is anchored by the lab's full-signal data (:func:`full_signal_trials`)."""
     trials = io.read_parquet(trials_path)
     est = curves.human_estimates(
         trials, _read_conditions(conditions_path), settings, reference_seed(seed, reference_name),
         anchor=anchor, placement=placement, name=reference_name,
+        full_signal=full_signal_trials(ref_cfg),
     )  # fmt: skip
     meta = {"reference": reference_name, "anchor": est.get("anchor"), "placement": placement}
     curves.write_estimates(est, out_dir, metadata=meta)
@@ -160,8 +171,10 @@ def geirhos_dnn_table(
     anchor: float | str = "auto",
     placement: str = "draw",
     dnn_aggregation: str = "mean",
+    metric_range: str = "support",
 ) -> pd.DataFrame:
-    """HMRI/MRSI of Geirhos' networks against the humans of every ``geirhos2018`` reference.
+    """HMRI/MRSI of Geirhos' networks against the humans of every ``geirhos2018`` reference,
+    over the reference's Δv support (``metric_range="support"``) or all of [0, 1] (``"full"``).
 
     ``references`` is ``humans.references``; ``conditions_paths`` / ``estimates_dirs`` map each
     geirhos2018 reference name to its conditions file and curves folder. The humans' curve is the
@@ -176,12 +189,15 @@ def geirhos_dnn_table(
             continue
         exp = cfg["experiment"]
         human = curves.read_estimates(estimates_dirs[name])["accuracy"]
-        # "auto" means zero-condition for Geirhos (no clean answers), for networks as for humans.
-        dnn_anchor = "zero-condition" if anchor in ("auto", "clean") else anchor
+        # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike
+        # by their answers on the unmanipulated colour images (full signal).
+        dnn_anchor = "full-signal" if anchor in ("auto", "clean") else anchor
+        estimates = curves.read_estimates(estimates_dirs[name])
         table = dnn_vs_humans(
             {exp: io.read_parquet(conditions_paths[name])}, settings, reference_seed(seed, name),
             anchor=dnn_anchor, placement=placement, dnn_aggregation=dnn_aggregation,
-            humans={exp: human},
+            humans={exp: human}, supports={exp: estimates.get("support", {}).get("accuracy")},
+            metric_range=metric_range,
         )  # fmt: skip
         rows.append(table.assign(reference=name))
     if not rows:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from vcrbench.humans import geirhos_data as gd
-from vcrbench.humans.curves import human_estimates
+from vcrbench.humans.curves import dv_support, human_estimates
 from vcrbench.humans.schema import HumanDataError, validate_trials
 
 #: Test experiment of the trained networks -> the lab experiment whose humans it is compared with.
@@ -70,7 +70,7 @@ TABLE_COLUMNS = (
     "network", "model", "trained_on", "test", "human_experiment", "own_distortion", "A_h", "R",
     "R_lo", "R_hi", "HMRI", "HMRI_lo", "HMRI_hi", "MRSI", "MRSI_lo", "MRSI_hi",
     "baseline_HMRI", "baseline_MRSI", "dHMRI", "dHMRI_lo", "dHMRI_hi", "dMRSI", "dMRSI_lo",
-    "dMRSI_hi", "n_trials", "n_boot", "level",
+    "dMRSI_hi", "dv_lo", "dv_hi", "n_trials", "n_boot", "level",
 )  # fmt: skip
 
 
@@ -107,13 +107,13 @@ def read_trained(test: str, networks: list[str] | None = None) -> pd.DataFrame:
     return validate_trials(raw, f"trained/{test}")
 
 
-def _replicate_metrics(h: np.ndarray, m: np.ndarray, grid, weighting) -> np.ndarray:
-    """(B, 2) HMRI and MRSI of replicate pairs (rows of ``h`` and ``m``)."""
+def _replicate_metrics(h: np.ndarray, m: np.ndarray, grid, weighting, support) -> np.ndarray:
+    """(B, 2) HMRI and MRSI of replicate pairs (rows of ``h`` and ``m``) over ``support``."""
     from vcrbench.metrics import human_aware
 
     out = np.empty((len(h), 2))
     for b in range(len(h)):
-        r = human_aware(h[b], m[b], grid, weighting=weighting)
+        r = human_aware(h[b], m[b], grid, weighting=weighting, support=support)
         out[b] = r["HMRI"], r["MRSI"]
     return out
 
@@ -145,6 +145,10 @@ def trained_vs_humans(
             continue
         est_h, cdv, seed = humans[human_exp], conditions[human_exp], seeds[human_exp]
         trials = read_trained(test, list(NETWORKS))
+        # The trained networks never answered unmanipulated images: their curves are anchored by
+        # the least-manipulated condition, so HMRI/MRSI integrate only where the test's
+        # conditions lie on the Δv axis (no extrapolation on either side).
+        lo, hi, _ = dv_support(trials, cdv, from_zero=False)
         ests, reps = {}, {}
         for net in NETWORKS:
             t = trials[trials["participant"] == net].reset_index(drop=True)
@@ -158,10 +162,11 @@ def trained_vs_humans(
                 ests[net].replicates[:B].astype(np.float64),
                 est_h.grid,
                 weighting,
+                (lo, hi),
             )
-        base = compare(est_h, ests[BASELINE], level=level, weighting=weighting)
+        base = compare(est_h, ests[BASELINE], level=level, weighting=weighting, support=(lo, hi))
         for k, net in enumerate(NETWORKS):
-            res = compare(est_h, ests[net], level=level, weighting=weighting)
+            res = compare(est_h, ests[net], level=level, weighting=weighting, support=(lo, hi))
             B = min(len(reps[net]), len(reps[BASELINE]))
             delta = reps[net][:B] - reps[BASELINE][:B]
             (dh_lo, dm_lo), (dh_hi, dm_hi) = percentile_interval(delta, level)
@@ -175,7 +180,7 @@ def trained_vs_humans(
                     "baseline_HMRI": base["HMRI"], "baseline_MRSI": base["MRSI"],
                     "dHMRI": res["HMRI"] - base["HMRI"], "dHMRI_lo": float(dh_lo),
                     "dHMRI_hi": float(dh_hi), "dMRSI": res["MRSI"] - base["MRSI"],
-                    "dMRSI_lo": float(dm_lo), "dMRSI_hi": float(dm_hi),
+                    "dMRSI_lo": float(dm_lo), "dMRSI_hi": float(dm_hi), "dv_lo": lo, "dv_hi": hi,
                     "n_trials": int((trials["participant"] == net).sum()),
                     "n_boot": res["n_boot"], "level": level,
                 }

@@ -25,6 +25,7 @@ from vcrbench.models.torchvision_models import build_torchvision
 
 def _python_factory(spec: ModelSpec) -> torch.nn.Module:
     import torch
+
     module_name, _, attr = spec.id.partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attr)

@@ -26,6 +26,7 @@ from vcrbench.models.spec import ModelSpec
 @register_source("hub")
 def build_hub(spec: ModelSpec, device: torch.device) -> Built:
     import torch
+
     repo = spec.repo
     if spec.hub_source == "local":
         if not (Path(repo) / "hubconf.py").is_file():

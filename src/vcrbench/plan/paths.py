@@ -46,7 +46,9 @@ ESTIMATE_DIR = f"{RESULTS}/estimates/{{model}}/{{corruption}}"
 MODEL_BINS = f"{ESTIMATE_DIR}/bins.parquet"
 MODEL_CURVES = f"{ESTIMATE_DIR}/curves.parquet"
 MODEL_METRICS = f"{ESTIMATE_DIR}/metrics.parquet"
+MODEL_REPLICATES = f"{ESTIMATE_DIR}/replicate_metrics.parquet"
 VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
+MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"

@@ -152,6 +152,13 @@ class Plan:
             for c in self.corruptions
         ]
 
+    def replicate_files(self, wildcards=None) -> list[str]:
+        return [
+            paths.fill(paths.MODEL_REPLICATES, model=m, corruption=c)
+            for m in self.models
+            for c in self.corruptions
+        ]
+
     def model_curve_files(self, wildcards) -> list[str]:
         """Every model's curves on one corruption."""
         return [
@@ -248,6 +255,7 @@ class Plan:
             *self.prediction_files(),
             paths.COVERAGE,
             paths.VCR_METRICS,
+            paths.MODEL_DIFFERENCES,
             *self.training_logs(),
         ]
         if self.geirhos_references:

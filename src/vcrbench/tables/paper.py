@@ -142,12 +142,16 @@ def leaderboard(
     label_space: str = IMAGENET1K,
     sort_by: str = "R_a",
     digits: int = 3,
+    differences: pd.DataFrame | None = None,
 ) -> Table:
     """The models on one corruption, ranked by ``sort_by`` (highest first; ties share a rank).
 
     R̂_a and R̂_p come from ``label_space``, HMRI and MRSI from the human label space
     (geirhos16); HMRI/MRSI columns are left out when the corruption has no human reference.
     When ``sort_by`` has no values (e.g. HMRI without a reference) the ranking uses R̂_a.
+    With ``differences`` (``model_differences.csv``), column ``≈ next`` marks a model whose
+    paired 95% interval of the difference to the next-ranked model holds 0 (not
+    distinguishable; data column ``indistinguishable_from_next``).
     """
     _check_columns(metrics, ["model", "corruption", "label_space", "R_a", "R_p"], "leaderboard")
     rows = metrics[metrics["corruption"] == corruption]
@@ -177,6 +181,12 @@ def leaderboard(
     human = any(m.startswith(("HMRI", "MRSI")) for m in shown)
     if human:
         keep += [c for c in ("human_reference", "reference_how") if c in df]
+    same = None
+    if differences is not None:
+        space = HUMAN_LABEL_SPACE if key.startswith(("HMRI", "MRSI")) else label_space
+        same = _next_indistinguishable(df["model"].tolist(), differences, corruption, space, key)
+        df["indistinguishable_from_next"] = same
+        keep.append("indistinguishable_from_next")
     data = _round(df[[c for c in keep if c in df]], digits)
     display = pd.DataFrame(
         {
@@ -187,6 +197,8 @@ def leaderboard(
     )
     for m in shown:
         display[m] = _interval_cells(df, m, digits)
+    if same is not None:
+        display["≈ next"] = ["≈" if v is True else ("" if v is False else MISSING) for v in same]
     name = display_corruption(corruption)
     caption = (
         f"{name}: models ranked by {HEADERS_MD.get(key, key)} (R̂ on {label_space} labels"
@@ -195,9 +207,35 @@ def leaderboard(
             if human
             else "; no human reference, so no HMRI/MRSI"
         )
-        + "); 95% bootstrap intervals."
+        + "); 95% bootstrap intervals"
+        + (
+            f"; ≈: not distinguishable from the next model by {HEADERS_MD.get(key, key)} "
+            "(paired 95% interval of the difference holds 0)."
+            if same is not None
+            else "."
+        )
     )
     return Table(data, display, caption, f"tab:leaderboard-{corruption}")
+
+
+def _next_indistinguishable(
+    models: Sequence[str], differences: pd.DataFrame, corruption: str, space: str, metric: str
+) -> list[bool | None]:
+    """Per ranked model: does the paired interval of its difference to the next model hold 0?
+    (None for the last model, and where the pair has no row.)"""
+    rows = differences[
+        (differences["corruption"] == corruption)
+        & (differences["label_space"] == space)
+        & (differences["metric"] == metric)
+    ]
+    verdict = {}
+    for r in rows.itertuples():
+        value = None if pd.isna(r.indistinguishable) else bool(r.indistinguishable)
+        verdict[(r.model_a, r.model_b)] = verdict[(r.model_b, r.model_a)] = value
+    return [
+        verdict.get((a, b)) if b is not None else None
+        for a, b in zip(models, [*models[1:], None], strict=True)
+    ]
 
 
 # --------------------------------------------------------------------------- Table 3
@@ -213,8 +251,12 @@ def retraining_table(
     label_space: str = IMAGENET1K,
     corruptions: Sequence[str] | None = None,
     digits: int = 3,
+    differences: pd.DataFrame | None = None,
 ) -> Table:
     """Table 3: R̂, HMRI and MRSI for accuracy then consistency, before and after fine-tuning.
+
+    With ``differences`` (``model_differences.csv``) a third phase, ``change``, gives each
+    after − before difference with its paired 95% bootstrap interval.
 
     ``pairs`` maps a fine-tuned model to the model it started from (both in ``metrics``);
     ``trained_on`` (optional) maps a fine-tuned model to the corruptions it was trained on.
@@ -275,12 +317,33 @@ def retraining_table(
                 )
     data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
 
+    change = _changes(differences, label_space) if differences is not None else None
+    if change is not None:
+        for _, base, rows in groups:
+            for c in present:
+                tuned = rows.get(c)
+                if tuned is None or not (has(base, c) and has(tuned, c)):
+                    continue
+                extra = {"corruption": c, "base_model": base, "finetuned_model": tuned}
+                extra["phase"] = "change"
+                for col in cols:
+                    d = change.get((tuned, base, c, col))
+                    extra[col] = np.nan if d is None else d[0]
+                    extra[f"{col}_lo"] = np.nan if d is None else d[1]
+                    extra[f"{col}_hi"] = np.nan if d is None else d[2]
+                long_rows.append(extra)
+        data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
     phases = (("before", "Before retraining"), ("after", "After retraining"))
+    if change is not None:
+        phases += (("change", "Change (95% CI)"),)
     keys, cells, bold = [], {}, {}
     cols_md, cols_tex = ["Corruption"], [("", "", "", "Corruption")]
     for label, base, rows in groups:
 
         def value(c, phase, col, base=base, rows=rows):
+            if phase == "change":
+                d = change.get((rows.get(c), base, c, col))
+                return np.nan if d is None else d[0]
             model = base if phase == "before" else rows.get(c)
             if model is None or not (has(base, c) and has(rows.get(c), c)):
                 return np.nan
@@ -296,7 +359,13 @@ def retraining_table(
                     cols_tex.append((latex_text(label), phase_name, prop_name, HEADERS_TEX[m]))
                     vals = [value(c, phase, f"{m}_{k}") for c in present]
                     before = [value(c, "before", f"{m}_{k}") for c in present]
-                    cells[key] = [fmt(v, digits) for v in vals]
+                    if phase == "change":
+                        cells[key] = [
+                            _change_cell(change.get((rows.get(c), base, c, f"{m}_{k}")), digits)
+                            for c in present
+                        ]
+                    else:
+                        cells[key] = [fmt(v, digits) for v in vals]
                     bold[key] = [
                         phase == "after"
                         and bool(
@@ -319,6 +388,12 @@ def retraining_table(
         + "; ".join(_group_description(label, base, rows) for label, base, rows in groups)
         + f"; R̂ on {label_space} labels, HMRI/MRSI on the 16 classes of the human reference). "
         "Bold: improved after retraining."
+        + (
+            " Change: after − before with its paired 95% bootstrap interval (the same test "
+            "images resampled for both models)."
+            if change is not None
+            else ""
+        )
     )
     return Table(
         data,
@@ -329,6 +404,26 @@ def retraining_table(
         columns_md=cols_md,
         columns_tex=cols_tex,
     )
+
+
+def _changes(differences: pd.DataFrame, label_space: str) -> dict:
+    """``{(fine-tuned, base, corruption, metric column): (diff, lo, hi)}`` of the fine-tuned-vs-base
+    rows of ``model_differences.csv`` (R̂ in ``label_space``, HMRI/MRSI in the human space)."""
+    out = {}
+    rows = differences[differences["relation"] == "fine-tuned vs base"]
+    for r in rows.itertuples():
+        human = r.metric.startswith(("HMRI", "MRSI"))
+        if r.label_space != (HUMAN_LABEL_SPACE if human else label_space):
+            continue
+        out[(r.model_a, r.model_b, r.corruption, r.metric)] = (r.diff, r.diff_lo, r.diff_hi)
+    return out
+
+
+def _change_cell(d, digits: int) -> str:
+    if d is None or pd.isna(d[0]):
+        return MISSING
+    sign = "+" if d[0] > 0 else ""
+    return f"{sign}{fmt(d[0], digits)} [{fmt(d[1], digits)}, {fmt(d[2], digits)}]"
 
 
 def _retraining_groups(
@@ -374,15 +469,23 @@ def paper_tables(
     label_space: str = IMAGENET1K,
     sort_by: str = "R_a",
     digits: int = 3,
+    differences: pd.DataFrame | None = None,
 ) -> dict[str, Table]:
     """Table 2, the metrics table and one leaderboard per corruption, by name
-    (``table2_coverage``, ``metrics``, ``leaderboard/{corruption}``)."""
+    (``table2_coverage``, ``metrics``, ``leaderboard/{corruption}``); ``differences`` marks
+    leaderboard neighbours that are not distinguishable."""
     tables = {
         "table2_coverage": table2_coverage(coverage, digits),
         "metrics": metrics_table(metrics, digits),
     }
     for c in corruptions:
         tables[f"leaderboard/{c}"] = leaderboard(
-            metrics, c, families=families, label_space=label_space, sort_by=sort_by, digits=digits
+            metrics,
+            c,
+            families=families,
+            label_space=label_space,
+            sort_by=sort_by,
+            digits=digits,
+            differences=differences,
         )
     return tables

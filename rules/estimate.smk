@@ -73,3 +73,26 @@ rule model_differences:
         relations=PLAN.retrained_pairs,
     script:
         "../workflow/scripts/model_differences.py"
+
+
+rule model_error_consistency:
+    input:
+        PLAN.group_prediction_files,
+    output:
+        report(
+            paths.MODEL_CONSISTENCY,
+            caption="../report/model_error_consistency.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("model_error_consistency", "model_error_consistency"),
+    benchmark:
+        paths.benchmark("model_error_consistency", "model_error_consistency")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("model_error_consistency"),
+    params:
+        n_bins=config["estimation"]["bins"],
+    script:
+        "../workflow/scripts/model_error_consistency.py"

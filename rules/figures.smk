@@ -344,7 +344,33 @@ rule plot_geirhos_trained:
     params:
         style=FIGURES,
     script:
-        "../workflow/scripts/plot_geirhos_trained.py"
+        "../workflow/scripts/plot_geirhos_dnn.py"
+
+
+rule plot_geirhos_consistency:
+    input:
+        paths.GEIRHOS_CONSISTENCY,
+    output:
+        report(
+            paths.GEIRHOS_CONSISTENCY_FIGURE.format(ext="png"),
+            caption="../report/geirhos_error_consistency_figure.rst",
+            category="Humans",
+            subcategory="Geirhos et al.'s networks",
+            labels={"figure": "error consistency with the humans vs dv"},
+        ),
+        expand(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
+    benchmark:
+        paths.benchmark("plot_geirhos_consistency", "plot_geirhos_consistency")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_geirhos_consistency"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_geirhos_dnn.py"
 
 
 # --------------------------------------------------------------------------- target

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """HMRI/MRSI of Geirhos et al.'s networks against their human observers; no GPU needed.
 
-Runs the workflow's human stages (vcrbench.humans.stages) for the two shipped Geirhos references
+Runs the workflow's human stages (vcrbench.humans.stages) for the default Geirhos references
 in a scratch folder and prints (1) human and network accuracy per condition, with the values the
 paper prints; (2) the Δv of every condition on the clean set; (3) R̂_a, HMRI_a and MRSI_a of each
 network with bootstrap intervals. With the default arguments the numbers are those of the default

@@ -26,7 +26,7 @@ LAYERS = [
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics
     {"humans"},  # stage II: human curves (through the estimator)
-    {"evaluate", "differences"},  # stage III: model curves and metrics, paired differences
+    {"evaluate", "differences", "consistency"},  # stage III: model curves and metrics, paired differences, error consistency
     {"tables", "figures"},  # reporting
     {"retrain"},  # fine-tuning
     {"plan"},  # what the workflow builds (top: imports any stage, none imports it)

@@ -208,6 +208,7 @@ def test_no_duplicate_trials():
 
 # --------------------------------------------------------------------------- published accuracies
 
+
 # raw-accuracies/ of github.com/rgeirhos/generalisation-humans-DNNs at 0b88343, verbatim, in
 # data/geirhos2018_raw_accuracies.txt. TF/*_sums_*: humans and ImageNet networks, summed-probability
 # rule; TF/eidolon_*_coh_N_TF.csv ("is.correct") and TF/eidolon_accuracies_sums_TF.csv: ResNet-152

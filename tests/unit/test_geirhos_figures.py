@@ -65,3 +65,25 @@ def test_trained_heatmap(tmp_path):
         assert len(fig.get_axes()[0].patches) == 1  # the own distortion, boxed
     out = build.plot_geirhos_trained(csv, [tmp_path / "h.png"], style={})
     assert out[0].stat().st_size > 0
+
+
+def test_consistency_figure(tmp_path):
+    rows = []
+    for exp in ("noise", "colour"):
+        for k, net in enumerate(("googlenet", "resnet152")):
+            for i, dv in enumerate((0.2, 0.5, 0.9)):
+                rows.append(
+                    {"experiment": exp, "network": net, "condition": str(i), "dv_median": dv,
+                     "kappa": 0.4 - 0.4 * dv + 0.05 * k, "n_pairs": 20 + i}
+                )  # fmt: skip
+    csv = tmp_path / "ec.csv"
+    pd.DataFrame(rows).to_csv(csv, index=False)
+    style = Style.from_config({})
+    with style.context():
+        from vcrbench.figures.geirhos import consistency_figure
+
+        fig = consistency_figure(pd.read_csv(csv), style)
+        texts = {t.get_text() for t in drawn_texts(fig)}
+        assert {"noise (63 pairs)", "colour (63 pairs)", "GoogLeNet", "ResNet-152"} <= texts
+    out = build.plot_geirhos_consistency(csv, [tmp_path / "e.png"], style={})
+    assert out[0].stat().st_size > 0

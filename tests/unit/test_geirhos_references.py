@@ -129,7 +129,10 @@ def test_trained_networks_on_the_dv_axis():
     assert set(t["corruption"]) == {"uniform_noise"} and len(t) == 2 * 8960
     # the `specialised` files print '0.0' for '0.00': canonical labels, the humans' conditions
     assert set(t["condition"]) == set(geirhos.read_geirhos("noise")["condition"])
-    for test, why in (("rotation", "not a visual degradation"), ("salt-and-pepper-png", "no human")):
+    for test, why in (
+        ("rotation", "not a visual degradation"),
+        ("salt-and-pepper-png", "no human"),
+    ):
         with pytest.raises(HumanDataError, match=why):
             trained.read_trained(test)
     humans = geirhos.read_geirhos("noise")

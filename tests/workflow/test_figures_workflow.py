@@ -25,6 +25,9 @@ FIGURE_RULES = {
     "plot_dv_histograms",
     "plot_imagenet_c_vs_vcr",
     "plot_human_similarity",
+    "plot_geirhos_dnn",
+    "plot_geirhos_consistency",
+    "plot_geirhos_trained",
     "paper_figures",
     "all",
 }
@@ -71,7 +74,7 @@ def test_bad_figures_config_stops_before_any_job(tmp_path, figures, words):
 def test_dry_run_plans_the_figures_stage(tmp_path):
     jobs = scheduled_jobs(dry_run(tmp_path, configfile=TINY))
     rules = {r for r, _ in jobs}
-    assert FIGURE_RULES - {"retraining_table", "paper_figures"} <= rules
+    assert FIGURE_RULES - {"retraining_table", "paper_figures", "plot_geirhos_trained"} <= rules
     plotted = {w["corruption"] for r, w in jobs if r == "plot_curves"}
     assert plotted == {"gaussian_noise", "brightness"}
     # HMRI/MRSI bars only where a human reference exists (gaussian_noise, through the noise class)

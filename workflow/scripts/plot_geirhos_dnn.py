@@ -1,7 +1,15 @@
-"""HMRI/MRSI of Geirhos et al.'s networks against their humans, every experiment (a figure)."""
+"""Figures of Geirhos et al.'s networks against their humans: HMRI/MRSI per experiment (rule
+``plot_geirhos_dnn``), error consistency against Δv (``plot_geirhos_consistency``), the trained
+networks' heat map (``plot_geirhos_trained``)."""
 
 from vcrbench import logs
 from vcrbench.figures import build
 
+PLOTS = {
+    "plot_geirhos_dnn": build.plot_geirhos_dnn,
+    "plot_geirhos_consistency": build.plot_geirhos_consistency,
+    "plot_geirhos_trained": build.plot_geirhos_trained,
+}
+
 with logs.job_log(snakemake.log[0]):
-    build.plot_geirhos_dnn(snakemake.input[0], list(snakemake.output), style=snakemake.params.style)
+    PLOTS[snakemake.rule](snakemake.input[0], list(snakemake.output), style=snakemake.params.style)

@@ -56,29 +56,38 @@ def plot_hmri_mrsi(
         return _save(fig, out_paths, style)
 
 
+def _plot_geirhos(
+    figure: str, table_csv: PathLike, out_paths: Sequence[PathLike], style
+) -> list[Path]:
+    from vcrbench.figures import geirhos
+
+    style = _style(style)
+    table = _read_csv(table_csv)
+    with style.context():
+        return _save(getattr(geirhos, figure)(table, style), out_paths, style)
+
+
 def plot_geirhos_dnn(
     table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
 ) -> list[Path]:
     """HMRI/MRSI of Geirhos et al.'s networks against their humans, from
     ``results/tables/geirhos_dnn_vs_humans.csv``."""
-    from vcrbench.figures.geirhos import dnn_vs_humans_figure
-
-    style = _style(style)
-    table = _read_csv(table_csv)
-    with style.context():
-        return _save(dnn_vs_humans_figure(table, style), out_paths, style)
+    return _plot_geirhos("dnn_vs_humans_figure", table_csv, out_paths, style)
 
 
 def plot_geirhos_trained(
     table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
 ) -> list[Path]:
     """Heat map of ``results/tables/geirhos_trained_vs_humans.csv`` (HMRI and its change)."""
-    from vcrbench.figures.geirhos import trained_heatmap
+    return _plot_geirhos("trained_heatmap", table_csv, out_paths, style)
 
-    style = _style(style)
-    table = _read_csv(table_csv)
-    with style.context():
-        return _save(trained_heatmap(table, style), out_paths, style)
+
+def plot_geirhos_consistency(
+    table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
+) -> list[Path]:
+    """κ of Geirhos' networks with the humans against Δv, from
+    ``results/tables/geirhos_error_consistency.csv``."""
+    return _plot_geirhos("consistency_figure", table_csv, out_paths, style)
 
 
 def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) -> str:

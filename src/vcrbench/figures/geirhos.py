@@ -87,3 +87,38 @@ def trained_heatmap(table: pd.DataFrame, style: Style) -> Figure:
         fig.colorbar(image, ax=ax, shrink=0.8)
     axes[0].set_yticks(range(len(rows)), [f"{m}: {trained_on[m]}" for m in rows])
     return fig
+
+
+def consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
+    """Error consistency κ of each network with the humans against Δv, one panel per experiment.
+
+    ``table`` is ``results/tables/geirhos_error_consistency.csv``; every condition is a marker
+    at its median Δv, its area proportional to the number of shared trials (``n_pairs``).
+    """
+    experiments = list(dict.fromkeys(table["experiment"]))
+    ncols = min(4, len(experiments))
+    nrows = -(-len(experiments) // ncols)
+    fig = new_figure(style.width, 1.2 + 1.9 * nrows)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True)).ravel()
+    for ax, exp in zip(axes, experiments, strict=False):
+        rows = table[table["experiment"] == exp]
+        for k, (net, g) in enumerate(rows.groupby("network", sort=True)):
+            g = g.sort_values("dv_median")
+            ax.plot(
+                g["dv_median"], g["kappa"], marker=_MARKERS[k % len(_MARKERS)], lw=0.8,
+                ms=0, label=NETWORK_LABELS.get(net, net), color=f"C{k}",
+            )  # fmt: skip
+            ax.scatter(g["dv_median"], g["kappa"], s=g["n_pairs"] * 0.6, color=f"C{k}", alpha=0.7)
+        ax.axhline(0.0, color="0.5", ls="--", lw=0.8)
+        ax.set_title(f"{exp} ({int(rows.groupby('network')['n_pairs'].sum().max())} pairs)",
+                     fontsize="small")  # fmt: skip
+        ax.set_xlim(-0.02, 1.02)
+    for ax in axes[len(experiments) :]:
+        ax.set_visible(False)
+    for ax in axes[(nrows - 1) * ncols :]:
+        ax.set_xlabel("Δv (median of the condition)")
+    for ax in axes[::ncols]:
+        ax.set_ylabel("error consistency κ")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
+    return fig

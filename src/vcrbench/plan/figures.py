@@ -71,6 +71,7 @@ def figure_targets(config: Mapping) -> list[str]:
         out += [paths.fill(paths.HUMAN_SIMILARITY_FIGURE, ext=fmt) for fmt in formats]
     if geirhos_references(config):
         out += [paths.fill(paths.GEIRHOS_DNN_FIGURE, ext=fmt) for fmt in formats]
+        out += [paths.fill(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=fmt) for fmt in formats]
     out += [
         paths.fill(paths.PAPER_TABLE, name=name, ext=ext)
         for name in paper_table_names(config)

@@ -39,6 +39,7 @@ GEIRHOS_DNN_TABLE = f"{RESULTS}/tables/geirhos_dnn_vs_humans.csv"
 GEIRHOS_CONDITIONS = f"{RESULTS}/tables/geirhos_conditions.csv"
 GEIRHOS_TRAINED_TABLE = f"{RESULTS}/tables/geirhos_trained_vs_humans.csv"
 GEIRHOS_CONSISTENCY = f"{RESULTS}/tables/geirhos_error_consistency.csv"
+MODEL_CONSISTENCY = f"{RESULTS}/tables/model_error_consistency.csv"
 
 # --------------------------------------------------------------------------- estimation
 ESTIMATE_DIR = f"{RESULTS}/estimates/{{model}}/{{corruption}}"
@@ -59,6 +60,7 @@ FIGURE = f"{RESULTS}/figures/{{kind}}/{{corruption}}.{{ext}}"
 HUMAN_SIMILARITY_FIGURE = f"{RESULTS}/figures/humans/similarity.{{ext}}"
 GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"
+GEIRHOS_CONSISTENCY_FIGURE = f"{RESULTS}/figures/humans/geirhos_error_consistency.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

@@ -108,6 +108,15 @@ class Plan:
             for g in cfg.group_ids(self.config, c)
         ]
 
+    def group_prediction_files(self, wildcards=None) -> list[str]:
+        """Every model's predictions on every test set (not the clean or ImageNet-C ones)."""
+        return [
+            paths.fill(paths.PREDICTIONS_GROUP, model=m, corruption=c, group=g)
+            for m in self.models
+            for c in self.corruptions
+            for g in cfg.group_ids(self.config, c)
+        ]
+
     def prediction_files(self, wildcards=None) -> list[str]:
         """Every prediction file: on clean images, on each test set, on each ImageNet-C set."""
         files = []
@@ -251,6 +260,8 @@ class Plan:
         ]
         if self.geirhos_references:
             outputs += [paths.GEIRHOS_DNN_TABLE, paths.GEIRHOS_CONSISTENCY]
+        if len(self.models) > 1:
+            outputs.append(paths.MODEL_CONSISTENCY)
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
         if self.geirhos_references and self.config["humans"]["trained_table"]:

@@ -1,0 +1,57 @@
+"""Error consistency of two models on the same test samples, per Δv bin."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vcrbench import consistency, io
+from vcrbench.humans.geirhos_data import error_consistency
+
+
+def _predictions(path, correct, dv, label16=None):
+    n = len(correct)
+    label = np.arange(n) % 5
+    label[0] = -1  # unlabelled: left out
+    df = pd.DataFrame(
+        {
+            "sample_id": np.arange(n, dtype=np.int64),
+            "dv": dv,
+            "label": label,
+            "pred": np.where(correct, label, label + 1).astype(np.int32),
+            "label16": (label16 if label16 is not None else np.full(n, -1)).astype(np.int8),
+            "pred16": np.zeros(n, dtype=np.int8),
+        }
+    )
+    io.write_parquet(df, path)
+    return str(path)
+
+
+def test_pairs_per_bin_and_label_space(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 400
+    dv = rng.random(n)
+    a = rng.random(n) < 0.7
+    b = np.where(rng.random(n) < 0.8, a, ~a)  # agrees with a on ~80% of samples
+    c = rng.random(n) < 0.5
+    files = {
+        "a": [_predictions(tmp_path / "a.parquet", a, dv)],
+        "b": [_predictions(tmp_path / "b.parquet", b, dv)],
+        "c": [_predictions(tmp_path / "c.parquet", c, dv)],
+    }
+    t = consistency.pair_consistency(files, corruption="x", n_bins=5)
+    assert tuple(t.columns) == consistency.TABLE_COLUMNS
+    # no 16-class labels: only imagenet1k; 3 pairs x 4 bins (bin 4 holds only dv = 1)
+    assert set(t.label_space) == {"imagenet1k"} and len(t) == 3 * 4
+    assert t.groupby(["model_a", "model_b"]).n.sum().tolist() == [n - 1] * 3
+    ab = t[(t.model_a == "a") & (t.model_b == "b")]
+    ac = t[(t.model_a == "a") & (t.model_b == "c")]
+    assert (ab.kappa > 0.3).all() and (ac.kappa.abs() < 0.3).all()
+    # one bin recomputed by hand
+    row = ab.iloc[0]
+    keep = (np.arange(n) > 0) & (np.floor(dv * 4) == row["bin"])
+    ref = error_consistency(a[keep], b[keep])
+    assert (row.n, row.kappa) == (ref["n"], pytest.approx(ref["kappa"]))
+    out = consistency.write_consistency_table({"x": files}, tmp_path / "t.csv", n_bins=5)
+    assert pd.read_csv(tmp_path / "t.csv").shape == out.shape

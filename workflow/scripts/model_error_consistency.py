@@ -1,0 +1,11 @@
+"""Error consistency (Cohen's kappa) of every pair of models on the same test samples, per bin."""
+
+from vcrbench import consistency, logs
+from vcrbench.plan import paths
+
+with logs.job_log(snakemake.log[0]):
+    files: dict = {}
+    for path in snakemake.input:
+        w = paths.parse(paths.PREDICTIONS_GROUP, path)
+        files.setdefault(w["corruption"], {}).setdefault(w["model"], []).append(path)
+    consistency.write_consistency_table(files, snakemake.output[0], n_bins=snakemake.params.n_bins)

@@ -144,6 +144,7 @@ rule geirhos_trained_table:
         seed=config["seed"],
         anchor=config["humans"]["anchor"],
         placement=config["humans"]["placement"],
+        metric_range=config["humans"]["metric_range"],
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
 

@@ -217,6 +217,7 @@ def geirhos_trained(
     seed: int,
     anchor: float | str = "auto",
     placement: str = "draw",
+    metric_range: str = "support",
 ) -> pd.DataFrame:
     """The train x test table of Geirhos' trained networks against the humans (CSV).
 
@@ -237,6 +238,7 @@ def geirhos_trained(
     table = trained_vs_humans(
         conditions, humans, settings, seeds,
         anchor="zero-condition" if anchor in ("auto", "clean") else anchor, placement=placement,
+        metric_range=metric_range,
     )  # fmt: skip
     if table.empty:
         raise HumanDataError("no geirhos2018 reference of a trained-network test: no table")

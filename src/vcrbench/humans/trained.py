@@ -126,13 +126,15 @@ def trained_vs_humans(
     *,
     anchor: float | str = "zero-condition",
     placement: str = "draw",
+    metric_range: str = "support",
 ) -> pd.DataFrame:
     """The train x test table (:data:`TABLE_COLUMNS`), one row per network and test experiment.
 
     ``conditions``/``humans``/``seeds``: per human experiment (``noise``, …) its
     :func:`~vcrbench.humans.mapping.condition_dv` table, the humans' accuracy
     :class:`~vcrbench.estimation.Estimate` and the placement seed of its reference; test
-    experiments whose human experiment is missing are skipped.
+    experiments whose human experiment is missing are skipped. ``metric_range="support"``
+    (default) integrates over the Δv range of the test's conditions, ``"full"`` over [0, 1].
     """
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.metrics import compare
@@ -149,6 +151,8 @@ def trained_vs_humans(
         # the least-manipulated condition, so HMRI/MRSI integrate only where the test's
         # conditions lie on the Δv axis (no extrapolation on either side).
         lo, hi, _ = dv_support(trials, cdv, from_zero=False)
+        if metric_range == "full":
+            lo, hi = 0.0, 1.0
         ests, reps = {}, {}
         for net in NETWORKS:
             t = trials[trials["participant"] == net].reset_index(drop=True)

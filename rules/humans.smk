@@ -173,3 +173,27 @@ rule geirhos_error_consistency:
         n_bins=config["estimation"]["bins"],
     script:
         "../workflow/scripts/geirhos_error_consistency.py"
+
+
+rule screening_table:
+    input:
+        config["humans"]["screening"]["path"] or [],
+    output:
+        report(
+            paths.SCREENING_TABLE,
+            caption="../report/screening_tests.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("screening_table", "screening_table"),
+    benchmark:
+        paths.benchmark("screening_table", "screening_table")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("screening_table"),
+    params:
+        alpha=config["humans"]["screening"]["alpha"],
+        configured=PLAN.corruptions,
+    script:
+        "../workflow/scripts/screening_table.py"

@@ -69,6 +69,7 @@ def test_shipped_configs_validate(name, tmp_path):
             {"humans": {"references": {"mine": {"kind": "trials", "path": "/no/file.csv", "corruption": "gaussian_noise"}}}},
             "humans.references.mine.path",
         ),
+        ({"humans": {"screening": {"path": "/no/answers.csv"}}}, "humans.screening.path"),
     ],
 )
 def test_semantic_errors_name_the_key(changes, key):

@@ -70,6 +70,11 @@ def check(config: Mapping) -> None:
                     f"config key 'humans.references.{name}.path': file {ref['path']} does not exist"
                 )
         human_references(config)
+        screening = config["humans"]["screening"]
+        if screening["path"] is not None and not Path(screening["path"]).is_file():
+            raise ConfigError(
+                f"config key 'humans.screening.path': file {screening['path']} does not exist"
+            )
     except (HumanReferenceError, HumanDataError) as exc:
         msg = str(exc)
         raise ConfigError(

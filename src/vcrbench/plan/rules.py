@@ -264,6 +264,8 @@ class Plan:
             outputs.append(paths.MODEL_CONSISTENCY)
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
+        if self.config["humans"]["screening"]["path"] is not None:
+            outputs.append(paths.SCREENING_TABLE)
         if self.geirhos_references and self.config["humans"]["trained_table"]:
             outputs.append(paths.GEIRHOS_TRAINED_TABLE)
             formats = self.figure_options["formats"]

@@ -130,6 +130,7 @@ rule human_similarity:
             subcategory="Similarity of corruptions",
             labels={"table": "pairwise similarity tests"},
         ),
+        classes=paths.HUMAN_SIMILARITY_CLASSES,
     log:
         paths.log("human_similarity", "human_similarity"),
     benchmark:

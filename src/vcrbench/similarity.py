@@ -153,11 +153,21 @@ def classes_found(
     list of classes, each a sorted list of names; larger classes first, then alphabetical.
     """
     names = sorted(items)
+    pairs = [
+        (a, b)
+        for a, b in itertools.combinations(names, 2)
+        if similar(items[a], items[b], level=level, band=band)["similar"]
+    ]
+    return classes_from_pairs(names, pairs)
+
+
+def classes_from_pairs(names, pairs) -> list[list[str]]:
+    """:func:`classes_found`'s greedy cliques from the ``pairs`` of ``names`` found similar."""
+    names = sorted(names)
     adj: dict[str, set[str]] = {name: set() for name in names}
-    for a, b in itertools.combinations(names, 2):
-        if similar(items[a], items[b], level=level, band=band)["similar"]:
-            adj[a].add(b)
-            adj[b].add(a)
+    for a, b in pairs:
+        adj[a].add(b)
+        adj[b].add(a)
     classes: list[list[str]] = []
     remaining = set(names)
     while remaining:
@@ -175,4 +185,5 @@ __all__ = [
     "screening_test",
     "similar",
     "classes_found",
+    "classes_from_pairs",
 ]

@@ -307,3 +307,25 @@ def test_reselection_with_units_that_hold_only_clean_outcomes():
         dv, y, anchor, groups=groups, anchor_groups=anchor_groups, min_count=1, n_boot=60, seed=0
     )
     assert est.replicates.shape == (60, len(est.grid))
+
+
+def test_similarity_classes_found_beside_the_classes_used():
+    from vcrbench.figures.build import similarity_classes
+
+    table = pd.DataFrame(
+        {
+            "property": ["accuracy"] * 3,
+            "reference_a": ["noise", "noise", "blur"],
+            "reference_b": ["blur", "contrast", "contrast"],
+            "similar": [True, False, False],
+        }
+    )
+    info = {
+        "noise": {"corruption": "uniform_noise", "similarity_class": "noise"},
+        "blur": {"corruption": "geirhos_lowpass", "similarity_class": "blur"},
+        "contrast": {"corruption": "geirhos_contrast", "similarity_class": "contrast"},
+    }
+    out = similarity_classes(table, info).set_index("reference")
+    assert out.loc["noise", "class_found"] == out.loc["blur", "class_found"] == 1
+    assert out.loc["contrast", "class_found"] == 2 and out.loc["noise", "members"] == "blur noise"
+    assert out.loc["blur", "class_used"] == "blur"  # the data say noise ~ blur; the registry does not

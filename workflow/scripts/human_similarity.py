@@ -17,4 +17,5 @@ with logs.job_log(snakemake.log[0]):
         info=snakemake.params.info,
         level=snakemake.params.level,
         band=snakemake.params.band,
+        classes_csv=snakemake.output.classes,
     )

@@ -220,13 +220,45 @@ def write_similarity_table(
     info: Mapping[str, Mapping],
     level: float,
     band: str,
+    classes_csv: PathLike | None = None,
 ) -> pd.DataFrame:
-    """The pairwise similarity tests of the human references, as CSV."""
+    """The pairwise similarity tests of the human references, as CSV; with ``classes_csv``, the
+    classes those tests find beside the classes in use (:func:`similarity_classes`)."""
     from vcrbench.figures.humans import similarity_table
 
     table = similarity_table(read_reference_estimates(reference_dirs), info, level=level, band=band)
     io.write_csv(table, out_csv)
+    if classes_csv is not None:
+        io.write_csv(similarity_classes(table, info), classes_csv)
     return table
+
+
+def similarity_classes(table: pd.DataFrame, info: Mapping[str, Mapping]) -> pd.DataFrame:
+    """The classes the similarity test finds among the references (greedy cliques of mutually
+    similar curves, :func:`vcrbench.similarity.classes_from_pairs`), per property, beside the
+    class each reference's corruption is given in the registry or config (``class_used``: the
+    one the workflow uses to share human data)."""
+    from vcrbench.similarity import classes_from_pairs
+
+    rows = []
+    for prop, sub in table.groupby("property", sort=True):
+        names = sorted(set(sub["reference_a"]) | set(sub["reference_b"]))
+        pairs = sub.loc[sub["similar"].astype(bool), ["reference_a", "reference_b"]]
+        found = classes_from_pairs(names, list(pairs.itertuples(index=False, name=None)))
+        for k, members in enumerate(found, start=1):
+            for ref in members:
+                rows.append(
+                    {
+                        "property": prop,
+                        "class_found": k,
+                        "members": " ".join(members),
+                        "reference": ref,
+                        "corruption": info.get(ref, {}).get("corruption"),
+                        "class_used": info.get(ref, {}).get("similarity_class"),
+                    }
+                )
+    columns = ["property", "class_found", "members", "reference", "corruption", "class_used"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def plot_human_similarity(

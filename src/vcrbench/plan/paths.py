@@ -54,6 +54,7 @@ MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
 HUMAN_SIMILARITY = f"{RESULTS}/tables/human_similarity.csv"
+HUMAN_SIMILARITY_CLASSES = f"{RESULTS}/tables/human_similarity_classes.csv"
 PAPER_TABLES = f"{RESULTS}/tables/paper"
 PAPER_TABLE = f"{PAPER_TABLES}/{{name}}.{{ext}}"
 #: Per-corruption figures: ``kind`` is curves, dv_histograms, hmri_mrsi or imagenet_c_vs_vcr.

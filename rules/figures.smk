@@ -380,3 +380,28 @@ rule plot_geirhos_consistency:
 rule paper_figures:
     input:
         PLAN.figure_targets,
+
+
+rule plot_model_consistency:
+    input:
+        paths.MODEL_CONSISTENCY,
+    output:
+        report(
+            paths.MODEL_CONSISTENCY_FIGURE.format(ext="png"),
+            caption="../report/model_error_consistency_figure.rst",
+            category="Error consistency",
+            labels={"figure": "error consistency between models vs dv"},
+        ),
+        expand(paths.MODEL_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_model_consistency", "plot_model_consistency"),
+    benchmark:
+        paths.benchmark("plot_model_consistency", "plot_model_consistency")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_model_consistency"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_geirhos_dnn.py"

@@ -329,3 +329,20 @@ def test_similarity_classes_found_beside_the_classes_used():
     assert out.loc["noise", "class_found"] == out.loc["blur", "class_found"] == 1
     assert out.loc["contrast", "class_found"] == 2 and out.loc["noise", "members"] == "blur noise"
     assert out.loc["blur", "class_used"] == "blur"  # the data say noise ~ blur; the registry does not
+
+
+def test_model_consistency_figure(tmp_path):
+    from vcrbench.figures import build
+
+    rows = []
+    for corruption in ("gaussian_noise", "frost"):
+        for b in range(5):
+            rows.append(
+                {"corruption": corruption, "label_space": "imagenet1k", "model_a": "a",
+                 "model_b": "b", "bin": b, "v_lo": b / 39, "v_hi": (b + 1) / 39, "n": 3 + b,
+                 "kappa": 0.2 * b - 0.3}
+            )  # fmt: skip
+    path = tmp_path / "k.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    out = build.plot_model_consistency(path, [tmp_path / "k.png"])
+    assert out[0].stat().st_size > 0

@@ -28,6 +28,7 @@ FIGURE_RULES = {
     "plot_geirhos_dnn",
     "plot_geirhos_consistency",
     "plot_geirhos_trained",
+    "plot_model_consistency",
     "paper_figures",
     "all",
 }

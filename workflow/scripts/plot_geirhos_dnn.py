@@ -1,6 +1,7 @@
 """Figures of Geirhos et al.'s networks against their humans: HMRI/MRSI per experiment (rule
 ``plot_geirhos_dnn``), error consistency against Δv (``plot_geirhos_consistency``), the trained
-networks' heat map (``plot_geirhos_trained``)."""
+networks' heat map (``plot_geirhos_trained``); and the models' error consistency with each other
+(``plot_model_consistency``)."""
 
 from vcrbench import logs
 from vcrbench.figures import build
@@ -9,6 +10,7 @@ PLOTS = {
     "plot_geirhos_dnn": build.plot_geirhos_dnn,
     "plot_geirhos_consistency": build.plot_geirhos_consistency,
     "plot_geirhos_trained": build.plot_geirhos_trained,
+    "plot_model_consistency": build.plot_model_consistency,
 }
 
 with logs.job_log(snakemake.log[0]):

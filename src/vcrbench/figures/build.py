@@ -90,6 +90,13 @@ def plot_geirhos_consistency(
     return _plot_geirhos("consistency_figure", table_csv, out_paths, style)
 
 
+def plot_model_consistency(
+    table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
+) -> list[Path]:
+    """κ of every two models against Δv, from ``results/tables/model_error_consistency.csv``."""
+    return _plot_geirhos("model_consistency_figure", table_csv, out_paths, style)
+
+
 def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) -> str:
     """Label space of a curves figure: ``auto`` = the human one when the corruption has a
     human reference (human data are 16-class), else the dataset's."""

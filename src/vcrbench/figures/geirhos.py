@@ -122,3 +122,44 @@ def consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
     return fig
+
+
+def model_consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
+    """Error consistency κ of every two models on the workflow's own test samples against Δv,
+    one panel per corruption (the dataset's label space, else the first one present).
+
+    ``table`` is ``results/tables/model_error_consistency.csv``; each Δv bin is a marker at its
+    centre, its area proportional to the number of shared samples (``n``).
+    """
+    spaces = list(dict.fromkeys(table["label_space"]))
+    space = next((s for s in spaces if s != "geirhos16"), spaces[0])
+    table = table[(table["label_space"] == space) & table["kappa"].notna()]
+    corruptions = list(dict.fromkeys(sorted(table["corruption"])))
+    ncols = min(3, max(1, len(corruptions)))
+    nrows = max(1, -(-len(corruptions) // ncols))
+    fig = new_figure(style.width, 1.2 + 1.9 * nrows)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, sharey=True)).ravel()
+    for ax, corruption in zip(axes, corruptions, strict=False):
+        rows = table[table["corruption"] == corruption]
+        for k, ((a, b), g) in enumerate(rows.groupby(["model_a", "model_b"], sort=True)):
+            g = g.sort_values("bin")
+            v = (g["v_lo"] + g["v_hi"]) / 2
+            ax.plot(v, g["kappa"], lw=0.8, color=f"C{k}", label=f"{a} vs {b}")
+            ax.scatter(v, g["kappa"], s=g["n"] * 2.0, color=f"C{k}", alpha=0.6)
+        ax.axhline(0.0, color="0.5", ls="--", lw=0.8)
+        ax.set_title(f"{corruption} ({int(rows.groupby(['model_a', 'model_b'])['n'].sum().max())} "
+                     "samples)", fontsize="small")  # fmt: skip
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-1.05, 1.05)
+    for ax in axes[len(corruptions) :]:
+        ax.set_visible(False)
+    for ax in axes[(nrows - 1) * ncols :]:
+        ax.set_xlabel("Δv (bin centre)")
+    for ax in axes[::ncols]:
+        ax.set_ylabel("error consistency κ")
+    fig.suptitle(f"error consistency between models ({space} labels; marker area = samples)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="outside lower center", ncols=min(3, len(labels)), frameon=False
+    )
+    return fig

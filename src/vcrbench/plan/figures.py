@@ -72,6 +72,8 @@ def figure_targets(config: Mapping) -> list[str]:
     if geirhos_references(config):
         out += [paths.fill(paths.GEIRHOS_DNN_FIGURE, ext=fmt) for fmt in formats]
         out += [paths.fill(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=fmt) for fmt in formats]
+    if len(model_entries(config)) > 1:
+        out += [paths.fill(paths.MODEL_CONSISTENCY_FIGURE, ext=fmt) for fmt in formats]
     out += [
         paths.fill(paths.PAPER_TABLE, name=name, ext=ext)
         for name in paper_table_names(config)

@@ -63,6 +63,7 @@ HUMAN_SIMILARITY_FIGURE = f"{RESULTS}/figures/humans/similarity.{{ext}}"
 GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"
 GEIRHOS_CONSISTENCY_FIGURE = f"{RESULTS}/figures/humans/geirhos_error_consistency.{{ext}}"
+MODEL_CONSISTENCY_FIGURE = f"{RESULTS}/figures/model_error_consistency.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

@@ -160,6 +160,6 @@ def model_consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
     fig.suptitle(f"error consistency between models ({space} labels; marker area = samples)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(
-        handles, labels, loc="outside lower center", ncols=min(3, len(labels)), frameon=False
+        handles, labels, loc="outside lower center", ncols=min(2, len(labels)), frameon=False
     )
     return fig

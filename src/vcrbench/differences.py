@@ -217,8 +217,10 @@ def model_differences(
 ) -> pd.DataFrame:
     """:func:`differences` of the replicate files of every (model, corruption), as CSV."""
     frames = [io.read_parquet(p) for p in paths]
-    table = differences(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=REPLICATE_COLUMNS), relations)  # fmt: skip
+    replicates = (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REPLICATE_COLUMNS)
+    )
+    table = differences(replicates, relations)
     io.write_csv(table, out_path)
     return table
 

@@ -160,6 +160,15 @@ def estimate_reference(
     return est
 
 
+def _geirhos_experiments(references: Mapping[str, Mapping]) -> list[tuple[str, str]]:
+    """``(reference name, experiment)`` of every ``geirhos2018`` reference, in name order."""
+    return [
+        (name, cfg["experiment"])
+        for name, cfg in sorted(references.items())
+        if cfg.get("kind") == "geirhos2018"
+    ]
+
+
 def geirhos_dnn_table(
     references: Mapping[str, Mapping],
     conditions_paths: Mapping[str, str | os.PathLike],
@@ -183,20 +192,17 @@ def geirhos_dnn_table(
     """
     from vcrbench.humans.dnn import TABLE_COLUMNS, dnn_vs_humans
 
+    # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike by
+    # their answers on the unmanipulated colour images (full signal).
+    dnn_anchor = "full-signal" if anchor in ("auto", "clean") else anchor
     rows = []
-    for name, cfg in sorted(references.items()):
-        if cfg.get("kind") != "geirhos2018":
-            continue
-        exp = cfg["experiment"]
-        human = curves.read_estimates(estimates_dirs[name])["accuracy"]
-        # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike
-        # by their answers on the unmanipulated colour images (full signal).
-        dnn_anchor = "full-signal" if anchor in ("auto", "clean") else anchor
+    for name, exp in _geirhos_experiments(references):
         estimates = curves.read_estimates(estimates_dirs[name])
         table = dnn_vs_humans(
             {exp: io.read_parquet(conditions_paths[name])}, settings, reference_seed(seed, name),
             anchor=dnn_anchor, placement=placement, dnn_aggregation=dnn_aggregation,
-            humans={exp: human}, supports={exp: estimates.get("support", {}).get("accuracy")},
+            humans={exp: estimates["accuracy"]},
+            supports={exp: estimates.get("support", {}).get("accuracy")},
             metric_range=metric_range,
         )  # fmt: skip
         rows.append(table.assign(reference=name))
@@ -228,10 +234,7 @@ def geirhos_trained(
     from vcrbench.humans.trained import trained_vs_humans
 
     conditions, humans, seeds = {}, {}, {}
-    for name, cfg in sorted(references.items()):
-        if cfg.get("kind") != "geirhos2018":
-            continue
-        exp = cfg["experiment"]
+    for name, exp in _geirhos_experiments(references):
         conditions[exp] = io.read_parquet(conditions_paths[name])
         humans[exp] = curves.read_estimates(estimates_dirs[name])["accuracy"]
         seeds[exp] = reference_seed(seed, name)
@@ -258,9 +261,8 @@ def geirhos_consistency(
     from vcrbench.humans.error_consistency import consistency_table
 
     conditions = {
-        cfg["experiment"]: io.read_parquet(conditions_paths[name])
-        for name, cfg in sorted(references.items())
-        if cfg.get("kind") == "geirhos2018"
+        exp: io.read_parquet(conditions_paths[name])
+        for name, exp in _geirhos_experiments(references)
     }
     table = consistency_table(conditions, n_bins=n_bins)
     io.write_csv(table, out_path)

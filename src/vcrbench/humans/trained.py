@@ -107,17 +107,6 @@ def read_trained(test: str, networks: list[str] | None = None) -> pd.DataFrame:
     return validate_trials(raw, f"trained/{test}")
 
 
-def _replicate_metrics(h: np.ndarray, m: np.ndarray, grid, weighting, support) -> np.ndarray:
-    """(B, 2) HMRI and MRSI of replicate pairs (rows of ``h`` and ``m``) over ``support``."""
-    from vcrbench.metrics import human_aware
-
-    out = np.empty((len(h), 2))
-    for b in range(len(h)):
-        r = human_aware(h[b], m[b], grid, weighting=weighting, support=support)
-        out[b] = r["HMRI"], r["MRSI"]
-    return out
-
-
 def trained_vs_humans(
     conditions: Mapping[str, pd.DataFrame],
     humans: Mapping,
@@ -153,24 +142,22 @@ def trained_vs_humans(
         lo, hi, _ = dv_support(trials, cdv, from_zero=False)
         if metric_range == "full":
             lo, hi = 0.0, 1.0
-        ests, reps = {}, {}
+        results = {}
         for net in NETWORKS:
             t = trials[trials["participant"] == net].reset_index(drop=True)
-            ests[net] = human_estimates(
+            est_m = human_estimates(
                 t, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-trained-{test}-{net}",
             )["accuracy"]  # fmt: skip
-            B = min(est_h.n_boot, ests[net].n_boot)
-            reps[net] = _replicate_metrics(
-                est_h.replicates[:B].astype(np.float64),
-                ests[net].replicates[:B].astype(np.float64),
-                est_h.grid,
-                weighting,
-                (lo, hi),
-            )
-        base = compare(est_h, ests[BASELINE], level=level, weighting=weighting, support=(lo, hi))
+            results[net] = compare(est_h, est_m, level=level, weighting=weighting, support=(lo, hi))
+        # (B, 2) HMRI and MRSI of the paired replicates, for the change against the baseline
+        reps = {
+            net: np.column_stack([res["replicates"]["HMRI"], res["replicates"]["MRSI"]])
+            for net, res in results.items()
+        }
+        base = results[BASELINE]
         for k, net in enumerate(NETWORKS):
-            res = compare(est_h, ests[net], level=level, weighting=weighting, support=(lo, hi))
+            res = results[net]
             B = min(len(reps[net]), len(reps[BASELINE]))
             delta = reps[net][:B] - reps[BASELINE][:B]
             (dh_lo, dm_lo), (dh_hi, dm_hi) = percentile_interval(delta, level)

@@ -23,12 +23,45 @@ rule estimate_curves:
     params:
         settings=PLAN.section("estimation"),
         seed=config["seed"],
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
         metric_range=config["humans"]["metric_range"],
         scenario_level=config["humans"]["scenario_level"],
+        zero_shot=PLAN.zero_shot,
     script:
         "../workflow/scripts/estimate_curves.py"
+
+
+# Datasets with their own classes: per class x dv bin accuracy, and the class transitions between
+# each sample's clean and corrupted prediction (seen/unseen with a zero-shot split).
+rule zero_shot_tables:
+    input:
+        predictions=PLAN.group_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        classes=report(
+            paths.ZERO_SHOT_CLASSES,
+            caption="../report/zero_shot_classes.rst",
+            category="Tables",
+        ),
+        transitions=report(
+            paths.ZERO_SHOT_TRANSITIONS,
+            caption="../report/zero_shot_transitions.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("zero_shot_tables", "zero_shot_tables"),
+    benchmark:
+        paths.benchmark("zero_shot_tables", "zero_shot_tables")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("zero_shot_tables"),
+    params:
+        settings=PLAN.zero_shot_tables_settings(),
+        n_bins=config["estimation"]["bins"],
+    script:
+        "../workflow/scripts/zero_shot_tables.py"
 
 
 rule collect_metrics:

@@ -28,7 +28,7 @@ rule imagenet_c_accuracy:
     resources:
         **PLAN.resources("imagenet_c_accuracy"),
     params:
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
@@ -80,7 +80,7 @@ rule paper_tables:
         corruptions=PLAN.corruptions,
         families=PLAN.families,
         label_space=FIGURES["label_space"],
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
         sort_by=FIGURES["leaderboard_sort"],
         digits=FIGURES["digits"],
     script:
@@ -112,7 +112,7 @@ rule retraining_table:
         trained_on=PLAN.retrained_corruptions,
         corruptions=PLAN.corruptions,
         label_space=FIGURES["label_space"],
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
         digits=FIGURES["digits"],
     script:
         "../workflow/scripts/retraining_table.py"
@@ -174,7 +174,7 @@ rule plot_curves:
     params:
         families=PLAN.families,
         style=FIGURES,
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
     script:
         "../workflow/scripts/plot_curves.py"
@@ -261,7 +261,7 @@ rule plot_imagenet_c_vs_vcr:
     params:
         families=PLAN.families,
         style=FIGURES,
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/plot_imagenet_c_vs_vcr.py"
 

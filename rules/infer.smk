@@ -25,7 +25,7 @@ rule predict_clean:
         # the config by the script, so tuning them on a GPU node reruns nothing.
         device=config["inference"]["device"],
         precision=config["inference"]["precision"],
-        label_space=config["dataset"]["label_space"],
+        label_space=PLAN.dataset_label_space_entry,
     script:
         "../workflow/scripts/predict_clean.py"
 

@@ -1,7 +1,7 @@
 """Datasets: reading images and labels, and the clean set every later stage works from.
 
 A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file) and ``label``
-(an integer class index in the dataset's label space). Three readers produce it:
+(an integer class index in the dataset's label space). These readers produce it:
 
 - ``folder``: any folder of images plus a CSV labels file with columns ``file,label``; ``file`` is
   relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID (``n01440764``).
@@ -10,6 +10,8 @@ A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file)
   WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout).
 - ``embedded``: natural images that ship inside installed packages (scikit-image, matplotlib,
   scikit-learn) with ImageNet-1k labels written by this project (``data/embedded_labels.csv``).
+- ``cub200``, ``awa2``, ``sun``: datasets with their own classes, read from the layouts they ship
+  in by :mod:`vcrbench.layouts`.
 
 The clean set (:func:`prepare_clean_set`) holds every image resized so that its shorter side is 256
 and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
@@ -36,15 +38,16 @@ from PIL import Image, UnidentifiedImageError
 from tqdm.auto import tqdm
 
 from vcrbench import io
-from vcrbench.errors import DatasetError
-from vcrbench.labels import imagenet_val_labels, imagenet_wnid_index
+from vcrbench.errors import DatasetError, LabelSpaceError
+from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
+from vcrbench.layouts import LAYOUT_KINDS, read_layout
 from vcrbench.vocab import UNLABELLED
 
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 WNID_RE = re.compile(r"^n\d{8}$")
-DATASET_KINDS = ("embedded", "folder", "imagenet-val")
+DATASET_KINDS = ("embedded", "folder", "imagenet-val", *LAYOUT_KINDS)
 
 
 def _parse_label(value: str, where: str, wnid_index: dict[str, int] | None) -> int:
@@ -178,19 +181,42 @@ def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
     return df.sort_values("image_id", kind="stable").reset_index(drop=True)
 
 
-def load_dataset(kind: str, path: str | None = None, labels: str | None = None) -> pd.DataFrame:
-    """Dispatch on ``dataset.kind`` of the config."""
+def load_dataset(
+    kind: str,
+    path: str | None = None,
+    labels: str | None = None,
+    *,
+    label_space=None,
+    split: str = "all",
+) -> pd.DataFrame:
+    """Dispatch on ``dataset.kind`` of the config.
+
+    ``label_space`` (``dataset.label_space``: ``"imagenet1k"`` or a mapping) is the space the
+    labels are in: every label is checked against it, and a SUN tree takes its class order from
+    its class names. ``split`` selects CUB-200-2011's training or test images.
+    """
+    space = get_label_space(label_space)
     if kind == "embedded":
-        return read_embedded_dataset()
-    if kind == "folder":
+        table = read_embedded_dataset()
+    elif kind == "folder":
         if not path or not labels:
             raise DatasetError("dataset.kind 'folder' needs dataset.path and dataset.labels")
-        return read_folder_dataset(path, labels)
-    if kind == "imagenet-val":
+        table = read_folder_dataset(path, labels)
+    elif kind == "imagenet-val":
         if not path:
             raise DatasetError("dataset.kind 'imagenet-val' needs dataset.path")
-        return read_imagenet_val(path, labels)
-    raise DatasetError(f"unknown dataset.kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
+        table = read_imagenet_val(path, labels)
+    elif kind in LAYOUT_KINDS:
+        if not path:
+            raise DatasetError(f"dataset.kind {kind!r} needs dataset.path")
+        table = read_layout(kind, path, class_names=space.class_names, split=split)
+    else:
+        raise DatasetError(f"unknown dataset.kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
+    try:
+        check_labels(table["label"].to_numpy(), space, f"dataset ({kind})")
+    except LabelSpaceError as exc:
+        raise DatasetError(str(exc)) from None
+    return table
 
 
 def select_images(

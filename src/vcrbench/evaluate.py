@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from vcrbench import estimation, io, metrics, seeding
+from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation.io import write_estimates
@@ -38,6 +38,8 @@ from vcrbench.vocab import (
     IMAGENET_C_COLUMNS,
     METRIC_COLUMNS,
     PROPERTIES,
+    ZERO_SHOT_METRIC_COLUMNS,
+    ZERO_SHOT_PROPERTIES,
 )
 
 #: Replicate metrics of an estimate folder, for paired differences (vcrbench.differences).
@@ -157,8 +159,14 @@ def evaluate(
     metric_range: str = "support",
     scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
     progress: bool = False,
+    zero_shot: Mapping | None = None,
 ) -> pd.DataFrame:
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
+
+    ``zero_shot`` (a dataset with its own classes): ``{"seen": [class …] or None, "unseen": …}``
+    adds the zero-shot properties (:mod:`vcrbench.zeroshot`: per-class mean accuracy, and with a
+    split seen, unseen and H) in the dataset's label space, as curves and ``R_cm``, ``R_s``,
+    ``R_u``, ``R_H``.
 
     ``settings`` is the config's ``estimation`` block. ``reference_dir`` holds the human
     reference's estimates (``results/humans/{reference}``) when the corruption has one;
@@ -240,6 +248,11 @@ def evaluate(
                     )
                 )  # fmt: skip
         row.update({"human_reference": reference, "reference_how": reference_how})
+        if zero_shot is not None and space == dataset_label_space:
+            replicate_frames += _zero_shot(
+                preds, clean, zero_shot, row, estimates, model, corruption, space, settings, seed,
+                progress,
+            )  # fmt: skip
         metric_rows.append(row)
 
     if not metric_rows:
@@ -254,12 +267,42 @@ def evaluate(
         metadata=meta,
     )
     table = pd.DataFrame(metric_rows)
-    table = table[[c for c in METRIC_COLUMNS if c in table.columns]]
+    table = table[[c for c in METRIC_COLUMNS + ZERO_SHOT_METRIC_COLUMNS if c in table.columns]]
     io.write_parquet(
         pd.concat(replicate_frames, ignore_index=True), out_dir / REPLICATES_FILE, meta
     )
     io.write_parquet(table, out_dir / "metrics.parquet", meta)
     return table
+
+
+def _zero_shot(preds, clean, split, row, estimates, model, corruption, space, settings, seed,
+               progress) -> list[pd.DataFrame]:  # fmt: skip
+    """The zero-shot estimates of one model and corruption: into ``estimates`` and ``row``;
+    returns their replicate rows (for paired differences)."""
+    found = zeroshot.zero_shot_estimates(
+        preds,
+        clean,
+        seen=split.get("seen"),
+        unseen=split.get("unseen"),
+        settings=settings,
+        seed_of=lambda name: seeding.derive_seed(seed, "estimate", corruption, space, name),
+        progress=progress,
+    )
+    frames = []
+    for key, name in ZERO_SHOT_PROPERTIES.items():
+        est = found.get(name)
+        if est is None:
+            continue
+        estimates[(space, name)] = est
+        row.update({f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi})
+        frames.append(
+            replicate_rows(
+                model, corruption, space, f"R_{key}", est.area,
+                est.replicate_areas(settings.get("weighting")), n=est.n,
+                n_units=est.n_groups or est.n, seed=est.seed, level=est.level,
+            )
+        )  # fmt: skip
+    return frames
 
 
 def human_range(human: Mapping, prop: str, metric_range: str) -> tuple[float, float] | None:
@@ -308,7 +351,9 @@ def collect_metrics(
     for col in METRIC_COLUMNS:
         if col not in table.columns:
             table[col] = np.nan
-    table = table[METRIC_COLUMNS].sort_values(["model", "corruption", "label_space"], kind="stable")
+    # The zero-shot columns only where some model has them (datasets with their own classes).
+    columns = METRIC_COLUMNS + [c for c in ZERO_SHOT_METRIC_COLUMNS if c in table.columns]
+    table = table[columns].sort_values(["model", "corruption", "label_space"], kind="stable")
     io.write_csv(table, out_path)
     return table
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from vcrbench.errors import LabelSpaceError
-from vcrbench.vocab import IMAGENET1K, UNLABELLED
+from vcrbench.vocab import DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE, IMAGENET1K, UNLABELLED
 
 #: The 16 entry-level classes; a 16-class label is an index into this tuple.
 GEIRHOS16_CLASSES: tuple[str, ...] = (
@@ -150,18 +150,86 @@ def get_label_space(entry: str | Mapping | LabelSpace | None) -> LabelSpace:
         if entry.get("num_classes", 1000) != 1000:
             raise LabelSpaceError("label space 'imagenet1k' has 1000 classes")
         return space
+    name = entry["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise LabelSpaceError(f"label_space.name must be a non-empty string, not {name!r}")
+    if name in RESERVED_NAMES:
+        raise LabelSpaceError(
+            f"label_space.name {name!r} is reserved (it names {RESERVED_NAMES[name]}); "
+            "give the dataset's classes their own name, e.g. 'cub200'"
+        )
     names = entry.get("class_names")
     if isinstance(names, str | os.PathLike):
-        path = Path(names)
-        if not path.is_file():
+        names = read_class_names(names, where=f"label space {name!r}")
+    elif names is not None:
+        if not isinstance(names, Sequence) or not all(
+            isinstance(n, str) and n.strip() for n in names
+        ):
             raise LabelSpaceError(
-                f"label space {entry['name']!r}: class names file {path} not found"
+                f"label space {name!r}: class_names is a file path or a list of non-empty strings"
             )
-        names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        names = [n.strip() for n in names]
+        _check_unique(names, f"label space {name!r}: class_names")
     if "num_classes" not in entry and names is None:
-        raise LabelSpaceError(f"label space {entry['name']!r} needs num_classes or class_names")
-    num = int(entry.get("num_classes", len(names) if names is not None else 0))
-    return LabelSpace(str(entry["name"]), num, tuple(names) if names is not None else None)
+        raise LabelSpaceError(f"label space {name!r} needs num_classes or class_names")
+    num = entry.get("num_classes", len(names) if names is not None else 0)
+    if isinstance(num, bool) or not isinstance(num, int):
+        raise LabelSpaceError(f"label space {name!r}: num_classes must be an integer, not {num!r}")
+    return LabelSpace(str(name), num, tuple(names) if names is not None else None)
+
+
+#: Label-space names a dataset's own classes may not take.
+RESERVED_NAMES = {
+    HUMAN_LABEL_SPACE: "the 16 classes of the human experiments",
+    DATASET_LABEL_SPACE: "the dataset's label space in estimation.label_spaces",
+}
+_NUMBERED = re.compile(r"^(\d+)\s+(\S.*)$")
+
+
+def read_class_names(path: str | os.PathLike, where: str = "class names") -> list[str]:
+    """Class names from a text file, one class per line in class-index order.
+
+    Two forms are read: plain names (``trainvalclasses.txt`` of Xian et al.'s splits, SUN's class
+    lists) and numbered lines ``<k> <name>`` with k = 1, 2, … in order (CUB-200-2011's and AwA2's
+    ``classes.txt``), whose numbers are checked and dropped. Blank lines are ignored; a duplicate
+    name or a number out of order raises :class:`LabelSpaceError` naming the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise LabelSpaceError(f"{where}: class names file {path} not found")
+    lines = [
+        (i, line.strip()) for i, line in enumerate(path.read_text().splitlines(), 1) if line.strip()
+    ]
+    if not lines:
+        raise LabelSpaceError(f"{where}: class names file {path} lists no class")
+    numbered = [_NUMBERED.match(text) for _, text in lines]
+    names = []
+    if all(numbered):
+        for k, ((lineno, _), m) in enumerate(zip(lines, numbered, strict=True), 1):
+            if int(m.group(1)) != k:
+                raise LabelSpaceError(
+                    f"{path}:{lineno}: class number {m.group(1)} where {k} was expected "
+                    "(numbered class files list classes 1, 2, … in order)"
+                )
+            names.append(m.group(2).strip())
+    else:
+        names = [text for _, text in lines]
+    seen: dict[str, int] = {}
+    for (lineno, _), n in zip(lines, names, strict=True):
+        if n in seen:
+            raise LabelSpaceError(
+                f"{path}:{lineno}: class {n!r} is listed twice (first on line {seen[n]})"
+            )
+        seen[n] = lineno
+    return names
+
+
+def _check_unique(names: Sequence[str], where: str) -> None:
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise LabelSpaceError(f"{where}: class {n!r} is listed twice")
+        seen.add(n)
 
 
 def check_compatible(model_space: LabelSpace, data_space: LabelSpace, model_name: str) -> None:

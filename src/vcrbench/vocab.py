@@ -28,6 +28,19 @@ PROPERTIES: dict[str, str] = {"a": "accuracy", "p": "consistency"}
 PROPERTY_NAMES: tuple[str, ...] = tuple(PROPERTIES.values())
 #: The paper's metrics, in the order tables show them.
 METRICS = ("R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p")
+#: The zero-shot properties of a dataset with its own classes (vcrbench.zeroshot): key (the
+#: suffix of R_cm …) -> name. Per-class mean accuracy; seen and unseen classes' per-class mean
+#: accuracy and their harmonic mean H exist where the dataset has a zero-shot split.
+ZERO_SHOT_PROPERTIES: dict[str, str] = {
+    "cm": "class_mean_accuracy",
+    "s": "seen_accuracy",
+    "u": "unseen_accuracy",
+    "H": "harmonic_mean",
+}
+#: Columns the zero-shot properties add to the metrics table (after METRIC_COLUMNS).
+ZERO_SHOT_METRIC_COLUMNS = [
+    f"R_{key}{end}" for key in ZERO_SHOT_PROPERTIES for end in ("", "_lo", "_hi")
+]
 
 # --------------------------------------------------------------------------- bins and coverage
 

@@ -23,4 +23,5 @@ with logs.job_log(snakemake.log[0]):
         reference_dir=ref["dir"],
         metric_range=p.metric_range,
         scenario_level=p.scenario_level,
+        zero_shot=p.zero_shot,
     )

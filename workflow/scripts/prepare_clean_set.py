@@ -4,7 +4,9 @@ from vcrbench import datasets, logs
 
 with logs.job_log(snakemake.log[0]):
     ds = snakemake.params.dataset
-    records = datasets.load_dataset(ds["kind"], ds["path"], ds["labels"])
+    records = datasets.load_dataset(
+        ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"], split=ds["split"]
+    )
     records = datasets.select_images(records, ds["include"], ds["exclude"])
     datasets.prepare_clean_set(
         records,

@@ -81,9 +81,13 @@ def replicate_curves(
     grid_size: int,
     progress: bool | None,
     n_folds: int | None = None,
+    weights: np.ndarray | None = None,
+    anchor_weights: np.ndarray | None = None,
 ) -> np.ndarray:
     """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate by
-    ``n_folds``-fold CV on the resample (folds hold whole units), None: keep ``lam``."""
+    ``n_folds``-fold CV on the resample (folds hold whole units), None: keep ``lam``.
+    ``weights``/``anchor_weights``: fixed weights of the samples and of the clean outcomes,
+    multiplied into each resample's multiplicities (None: 1 each)."""
     basis = _basis(n_bins - 1, grid_size)
     out = np.empty((n_boot, len(basis.grid)), dtype=np.float32)
     anchor_out = None if anchor_data is None else anchor_data[0]
@@ -110,6 +114,8 @@ def replicate_curves(
         else:
             unit_mult = None
             w = _multiplicities(n, rng)
+        if weights is not None:
+            w = w * weights
         a0 = anchor0
         if anchor_out is not None:
             if anchor_codes is not None and unit_mult is not None:
@@ -118,6 +124,8 @@ def replicate_curves(
                 aw = _multiplicities(int(anchor_codes.max()) + 1, rng)[anchor_codes]
             else:
                 aw = _multiplicities(len(anchor_out), rng)
+            if anchor_weights is not None:
+                aw = aw * anchor_weights
             # A draw with no clean outcome at all keeps the point anchor.
             a0 = float(aw @ anchor_out / aw.sum()) if aw.sum() > 0 else anchor0
             if anchor1 is not None:

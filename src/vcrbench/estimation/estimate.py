@@ -33,7 +33,12 @@ from vcrbench.estimation.bootstrap import (
     widen,
 )
 from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
-from vcrbench.estimation.validate import check_anchor, check_samples, single_blas_thread
+from vcrbench.estimation.validate import (
+    check_anchor,
+    check_samples,
+    sample_weights,
+    single_blas_thread,
+)
 from vcrbench.vocab import BINS_COLUMNS, N_BINS
 
 #: How bootstrap replicates get their smoothing penalty (:func:`estimate`).
@@ -225,6 +230,8 @@ def estimate(
     progress: bool | None = None,
     bootstrap_penalty: str = "reselect",
     small_sample: str = "t",
+    weights=None,
+    anchor_weights=None,
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -258,6 +265,11 @@ def estimate(
         :func:`~vcrbench.estimation.bootstrap.small_sample_factor` times as far from the point
         curve, a widening that matters only with few resampled units (images, observers);
         ``"none"``: plain percentile intervals.
+    weights : optional non-negative weight per sample: bins hold weighted counts and the curve
+        follows weighted rates (e.g. class-balanced accuracy, :mod:`vcrbench.zeroshot`); the
+        bootstrap resamples units as without weights and keeps each sample's weight.
+    anchor_weights : optional weight per clean outcome (with array ``anchor0``): s(0) is their
+        weighted mean.
 
     Returns
     -------
@@ -265,7 +277,15 @@ def estimate(
     """
     samples = check_samples(dv, correct, groups)
     dv, y = samples.dv, samples.y
+    weights = sample_weights(weights, correct)
     a0, anchor_data = prepare_anchor(anchor0, anchor_groups)
+    if anchor_weights is not None:
+        if anchor_data is None:
+            raise ValueError("anchor_weights given but anchor0 is a number, not clean outcomes")
+        anchor_weights = sample_weights(anchor_weights, anchor0, "anchor_weights")
+        if anchor_weights.sum() <= 0:
+            raise ValueError("anchor_weights sum to 0")
+        a0 = float(anchor_weights @ anchor_data[0] / anchor_weights.sum())
     if anchor1 is not None:
         anchor1 = check_anchor(anchor1, "anchor1")
         if anchor1 > a0:
@@ -295,6 +315,7 @@ def estimate(
         seed=cv_rng,
         groups=samples.groups,
         grid_size=grid_size,
+        weights=weights,
     )
     table = curve.bins
     reps = replicate_curves(
@@ -313,6 +334,8 @@ def estimate(
         grid_size=grid_size,
         progress=progress,
         n_folds=n_folds if lam is None and bootstrap_penalty == "reselect" else None,
+        weights=weights,
+        anchor_weights=anchor_weights,
     )
     if small_sample == "t":
         n_units = samples.n_groups if samples.n_groups is not None else len(y)

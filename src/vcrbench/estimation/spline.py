@@ -26,7 +26,12 @@ from scipy.optimize import nnls
 from vcrbench.bins import as_dv, bin_index
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
 from vcrbench.estimation.bins import DEFAULT_MIN_COUNT, bin_sums, bins_frame
-from vcrbench.estimation.validate import check_anchor, check_samples, single_blas_thread
+from vcrbench.estimation.validate import (
+    check_anchor,
+    check_samples,
+    sample_weights,
+    single_blas_thread,
+)
 from vcrbench.vocab import N_BINS
 
 #: Cubic B-splines with knots at the bin edges j / (M - 1).
@@ -305,6 +310,7 @@ def fit_curve(
     seed: int | np.random.Generator = 0,
     groups=None,
     grid_size: int = GRID_SIZE,
+    weights=None,
 ) -> Curve:
     """Alg. 1's curve: the monotone anchored smoothing spline through the bin rates of samples.
 
@@ -319,6 +325,8 @@ def fit_curve(
     anchor1 : optional s(1); by default the right end is free (only s(1) >= 0).
     seed : seeds the fold assignment (an int, or the generator to draw from).
     groups : optional group label per sample (e.g. image, participant): folds hold whole groups.
+    weights : optional non-negative weight per sample (None: 1 each); bin counts and correct
+        counts are weighted sums (:func:`sample_weights` checks them).
 
     Returns
     -------
@@ -337,9 +345,10 @@ def fit_curve(
         else np.random.Generator(np.random.PCG64(seed))
     )
     dv, y, group_codes = samples.dv, samples.y, samples.group_codes
+    weights = sample_weights(weights, correct)
     idx = bin_index(dv, n_bins)
     basis = _basis(n_bins - 1, grid_size)
-    count, corr, sum_dv = bin_sums(idx, dv, y, None, n_bins)
+    count, corr, sum_dv = bin_sums(idx, dv, y, weights, n_bins)
     table = bins_frame(count, corr, sum_dv, n_bins, min_count)
     used = table["used"].to_numpy()
     if not used.any():
@@ -355,7 +364,7 @@ def fit_curve(
             unit_fold = _folds(n_units, k, rng)
             fold = unit_fold if group_codes is None else unit_fold[group_codes]
             lam, cv_scores = _select_lambda(
-                basis, idx, dv, y, fold, used, anchor0, anchor1, LAMBDA_GRID, n_bins
+                basis, idx, dv, y, fold, used, anchor0, anchor1, LAMBDA_GRID, n_bins, weights
             )
         else:
             # Too few units to cross-validate: take the smoothest candidate, which bridges the

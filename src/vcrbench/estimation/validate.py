@@ -89,6 +89,20 @@ def check_samples(dv, correct, groups=None, *, allow_empty: bool = False) -> Sam
     return Samples(dv[keep], y[keep], labels, codes, int((~keep).sum()))
 
 
+def sample_weights(weights, correct, name: str = "weights") -> np.ndarray | None:
+    """Per-sample weights (None stays None) for the samples :func:`check_samples` keeps (those
+    with an outcome): finite, non-negative, one per sample of ``correct``."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    y = as_outcomes(correct)
+    if len(w) != len(y):
+        raise ValueError(f"{name} has {len(w)} values but correct has {len(y)}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative")
+    return w[~np.isnan(y)]
+
+
 def check_anchor(value: float, name: str) -> float:
     """A curve value (s(0) or s(1)) as a float in [0, 1]."""
     value = float(value)

@@ -4,8 +4,10 @@ The classifier head holds one text embedding per class, of the prompt ``prompt``
 ``"a picture of {}"``, the VCR paper's "a picture of (ImageNet class)") filled with the class name;
 logits are the scaled cosine similarities between image and class embeddings. ImageNet-1k class
 names are OpenAI's curated list shipped by open_clip (``class_names: openai``, the default) or the
-first WordNet synonym (``class_names: wordnet``); another label space brings its own names. The
-paper does not say which names it used.
+first WordNet synonym (``class_names: wordnet``); another label space brings its own names (a
+dataset's label space, ``label_space: dataset`` in the entry, made readable by
+:func:`readable_class_name`; names listed in ``class_names`` are used as written). The paper does
+not say which names it used.
 
 ``id`` is an open_clip model name (``ViT-B-32-quickgelu`` for OpenAI's ViT-B/32, the paper's
 ``openai/clip-vit-base-patch32``), ``hf-hub:org/repo`` or ``local-dir:<folder>`` (a folder with an
@@ -16,6 +18,7 @@ paper does not say which names it used.
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,6 +30,17 @@ from vcrbench.models.sources import Built, register_source
 from vcrbench.models.spec import ModelSpec
 
 log = logging.getLogger(__name__)
+
+
+_NUMBER_PREFIX = re.compile(r"^\d+[._\s]+")
+
+
+def readable_class_name(name: str) -> str:
+    """A dataset's class name as the prompts use it: a leading class number and the
+    underscores of file-system names dropped (CUB-200-2011's ``001.Black_footed_Albatross`` ->
+    ``Black footed Albatross``, SUN's ``apartment_building_outdoor`` -> ``apartment building
+    outdoor``)."""
+    return " ".join(_NUMBER_PREFIX.sub("", name.strip()).replace("_", " ").split()) or name
 
 
 def class_names_for(spec: ModelSpec) -> list[str]:
@@ -41,7 +55,7 @@ def class_names_for(spec: ModelSpec) -> list[str]:
                 f"model {spec.name!r}: zero-shot CLIP on label space {space.name!r} needs its "
                 "class names (label_space.class_names, or class_names in the entry)"
             )
-        names = list(space.class_names)
+        names = [readable_class_name(n) for n in space.class_names]
     elif spec.class_names == "openai":
         names = list(open_clip.IMAGENET_CLASSNAMES)
     else:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from vcrbench.errors import ConfigError, did_you_mean
+from vcrbench.errors import ConfigError, DatasetError, LabelSpaceError, did_you_mean
 from vcrbench.figures.options import check_options
+from vcrbench.labels import LabelSpace, check_compatible, get_label_space
+from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
 from vcrbench.plan import humans, retrain
 from vcrbench.plan.config import model_entries
 
@@ -41,6 +43,77 @@ def _check_dataset(ds: Mapping) -> None:
         raise ConfigError(
             f"config key 'dataset.crop': {ds['crop']} exceeds dataset.resize {ds['resize']}"
         )
+    space = dataset_label_space(ds)
+    if kind in LAYOUT_KINDS:
+        _check_layout(ds, space)
+    elif ds["split"] != "all":
+        raise ConfigError(
+            f"config key 'dataset.split': {ds['split']!r} needs dataset.kind 'cub200' (the only "
+            f"layout with a train/test split), not {kind!r}"
+        )
+    if ds["zero_shot"] is not None:
+        zero_shot_classes(ds)
+
+
+def dataset_label_space(ds: Mapping) -> LabelSpace:
+    """The dataset's label space (``dataset.label_space``), or a ConfigError naming the key."""
+    try:
+        return get_label_space(ds["label_space"])
+    except LabelSpaceError as exc:
+        raise ConfigError(f"config key 'dataset.label_space': {exc}") from None
+
+
+def _check_layout(ds: Mapping, space: LabelSpace) -> None:
+    kind = ds["kind"]
+    if not ds["path"]:
+        raise ConfigError(f"config key 'dataset.path': required for dataset.kind {kind!r}")
+    if not Path(ds["path"]).is_dir():
+        raise ConfigError(f"config key 'dataset.path': folder {ds['path']} does not exist")
+    if space.is_imagenet1k:
+        raise ConfigError(
+            f"config key 'dataset.label_space': dataset.kind {kind!r} has its own classes; give "
+            "them a label space {name, class_names, num_classes} (docs/datasets.md)"
+        )
+    try:
+        classes = layout_classes(kind, ds["path"])
+    except DatasetError as exc:
+        raise ConfigError(f"config key 'dataset.path': {exc}") from None
+    if kind == "sun" and space.class_names is not None:
+        extra = sorted(set(classes) - set(space.class_names))
+        if extra:
+            raise ConfigError(
+                f"config key 'dataset.label_space': class folder(s) {extra[:5]} of "
+                f"{ds['path']} are not classes of label space {space.name!r}"
+            )
+        return
+    if len(classes) != space.num_classes:
+        raise ConfigError(
+            f"config key 'dataset.label_space': label space {space.name!r} has "
+            f"{space.num_classes} classes but the {kind} tree {ds['path']} has {len(classes)}"
+        )
+    if space.class_names is not None and list(space.class_names) != classes:
+        k = next(
+            i for i, (a, b) in enumerate(zip(space.class_names, classes, strict=True)) if a != b
+        )
+        raise ConfigError(
+            f"config key 'dataset.label_space': class {k} is {space.class_names[k]!r} in the "
+            f"label space but {classes[k]!r} in the {kind} tree (the class order must match)"
+        )
+
+
+def zero_shot_classes(ds: Mapping) -> tuple[list[int], list[int]]:
+    """Seen and unseen class indices of ``dataset.zero_shot`` (a ConfigError naming the key)."""
+    space = dataset_label_space(ds)
+    if space.class_names is None:
+        raise ConfigError(
+            "config key 'dataset.zero_shot': needs class names in dataset.label_space "
+            "(class_names) to find the split's classes"
+        )
+    split = ds["zero_shot"]
+    try:
+        return read_zero_shot_split(split["seen"], split["unseen"], space.class_names)
+    except DatasetError as exc:
+        raise ConfigError(f"config key 'dataset.zero_shot': {exc}") from None
 
 
 def _check_corruptions(config: Mapping) -> None:
@@ -64,8 +137,20 @@ def _check_corruptions(config: Mapping) -> None:
 def _check_models(config: Mapping) -> None:
     from vcrbench.models import ModelSpec
 
+    data_space = dataset_label_space(config["dataset"])
     for name, entry in model_entries(config).items():
         try:
-            ModelSpec.from_config(name, entry)
+            spec = ModelSpec.from_config(name, entry)
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"config key 'models.{name}': {exc}") from exc
+        try:
+            check_compatible(spec.output_space, data_space, name)
+        except LabelSpaceError as exc:
+            raise ConfigError(f"config key 'models.{name}.label_space': {exc}") from None
+        declared = spec.kwargs.get("num_classes")
+        if declared is not None and declared != data_space.num_classes:
+            raise ConfigError(
+                f"config key 'models.{name}.kwargs.num_classes': model {name!r} declares a head "
+                f"of {declared} classes but label space {data_space.name!r} has "
+                f"{data_space.num_classes}"
+            )

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 
 from vcrbench.errors import ConfigError
-from vcrbench.vocab import shard_id
+from vcrbench.vocab import DATASET_LABEL_SPACE, shard_id
 
 
 def canonical(obj):
@@ -93,7 +93,19 @@ def model_entries(config: Mapping) -> dict[str, dict]:
         if name in entries:
             raise ConfigError(f"config key 'retrain': model name {name!r} is already in models")
         entries[name] = entry
+    for entry in entries.values():
+        if entry.get("label_space") == DATASET_LABEL_SPACE:
+            # `label_space: dataset`: the head predicts the dataset's classes (CLIP builds its
+            # zero-shot head from their names), whatever the dataset's label space is.
+            entry["label_space"] = config["dataset"]["label_space"]
     return entries
+
+
+def dataset_label_space_name(config: Mapping) -> str:
+    """The name of the dataset's label space (``imagenet1k`` or ``dataset.label_space.name``),
+    the value of the ``label_space`` column of every table."""
+    space = config["dataset"]["label_space"]
+    return space["name"] if isinstance(space, Mapping) else str(space)
 
 
 def model_weights(config: Mapping, model: str) -> list[str]:

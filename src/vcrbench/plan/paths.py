@@ -50,6 +50,9 @@ MODEL_METRICS = f"{ESTIMATE_DIR}/metrics.parquet"
 MODEL_REPLICATES = f"{ESTIMATE_DIR}/replicate_metrics.parquet"
 VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
 MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
+#: Datasets with their own classes (vcrbench.zeroshot): per class x Δv bin, and class transitions.
+ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"
+ZERO_SHOT_TRANSITIONS = f"{RESULTS}/tables/zero_shot_transitions.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"

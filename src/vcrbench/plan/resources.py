@@ -26,6 +26,7 @@ RULES: dict[str, dict[str, int]] = {
     "geirhos_conditions_table": {"mem_mb": 4000, "runtime": 10},
     "geirhos_trained_table": {"mem_mb": 4000, "runtime": 60},
     "estimate_curves": {"mem_mb": 4000, "runtime": 30},
+    "zero_shot_tables": {"mem_mb": 4000, "runtime": 30},
     "prepare_retrain_pool": {"mem_mb": 4000, "runtime": 120},
     "check_pool_overlap": {"runtime": 60},
     "finetune_model": {"runtime": 720},

@@ -14,6 +14,7 @@ from vcrbench.plan import config as cfg
 from vcrbench.plan import figures, humans, paths, resources
 from vcrbench.plan import retrain as rt
 from vcrbench.plan.config import canonical
+from vcrbench.vocab import IMAGENET1K
 
 
 def alternatives(names: Sequence[str]) -> str:
@@ -39,8 +40,25 @@ class Plan:
         self.reference_info = humans.reference_info(config)
         self.retrained_pairs = rt.retrained_pairs(config)
         self.retrained_corruptions = figures.retrained_corruptions(config)
+        self.dataset_label_space = cfg.dataset_label_space_name(config)
+        self.zero_shot = _zero_shot(config)
 
     # ------------------------------------------------------------------ settings
+
+    @property
+    def dataset_label_space_entry(self) -> str | dict:
+        """``dataset.label_space`` as inference checks models against it (keys sorted)."""
+        return canonical(self.config["dataset"]["label_space"])
+
+    def zero_shot_tables_settings(self) -> dict | None:
+        """What the zero-shot tables need: the classes, their names and the split."""
+        if self.zero_shot is None:
+            return None
+        from vcrbench.labels import get_label_space
+
+        space = get_label_space(self.config["dataset"]["label_space"])
+        names = list(space.class_names) if space.class_names is not None else None
+        return {"num_classes": space.num_classes, "class_names": names, **self.zero_shot}
 
     @property
     def extra_formats(self) -> list[str]:
@@ -262,6 +280,8 @@ class Plan:
             outputs += [paths.GEIRHOS_DNN_TABLE, paths.GEIRHOS_CONSISTENCY]
         if len(self.models) > 1:
             outputs.append(paths.MODEL_CONSISTENCY)
+        if self.zero_shot is not None:
+            outputs += [paths.ZERO_SHOT_CLASSES, paths.ZERO_SHOT_TRANSITIONS]
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
         if self.config["humans"]["screening"]["path"] is not None:
@@ -271,3 +291,17 @@ class Plan:
             formats = self.figure_options["formats"]
             outputs += [paths.fill(paths.GEIRHOS_TRAINED_FIGURE, ext=f) for f in formats]
         return outputs + self.figure_targets
+
+
+def _zero_shot(config: Mapping) -> dict | None:
+    """``{"seen": [...], "unseen": [...]}`` (None each without ``dataset.zero_shot``) for a dataset
+    with its own classes, whose estimates add the zero-shot properties; None for ImageNet-1k."""
+    from vcrbench.plan.checks import zero_shot_classes
+
+    ds = config["dataset"]
+    if cfg.dataset_label_space_name(config) == IMAGENET1K:
+        return None
+    if ds["zero_shot"] is None:
+        return {"seen": None, "unseen": None}
+    seen, unseen = zero_shot_classes(ds)
+    return {"seen": seen, "unseen": unseen}

@@ -1,0 +1,19 @@
+"""Per-class accuracy along dv and the class-transition table (datasets with their own classes)."""
+
+from vcrbench import logs, zeroshot
+from vcrbench.plan import paths
+
+with logs.job_log(snakemake.log[0]):
+    files: dict = {}
+    for path in snakemake.input.predictions:
+        w = paths.parse(paths.PREDICTIONS_GROUP, path)
+        files.setdefault((w["model"], w["corruption"]), []).append(path)
+    clean = {paths.parse(paths.PREDICTIONS_CLEAN, p)["model"]: p for p in snakemake.input.clean}
+    zeroshot.write_zero_shot_tables(
+        files,
+        clean,
+        snakemake.output.classes,
+        snakemake.output.transitions,
+        **snakemake.params.settings,
+        n_bins=snakemake.params.n_bins,
+    )

@@ -50,6 +50,7 @@ MODEL_METRICS = f"{ESTIMATE_DIR}/metrics.parquet"
 MODEL_REPLICATES = f"{ESTIMATE_DIR}/replicate_metrics.parquet"
 VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
 MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
+DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
@@ -64,6 +65,7 @@ GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"
 GEIRHOS_CONSISTENCY_FIGURE = f"{RESULTS}/figures/humans/geirhos_error_consistency.{{ext}}"
 MODEL_CONSISTENCY_FIGURE = f"{RESULTS}/figures/model_error_consistency.{{ext}}"
+DEFENSES_FIGURE = f"{RESULTS}/figures/defenses.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

@@ -40,9 +40,7 @@ def defense_figure(table: pd.DataFrame, style: Style) -> Figure:
     body = with_notes(fig, notes, style.width, style.font_size - 1)
     ax_rel, ax_r = body.subplots(1, 2, sharey=True)
     span = 0.6
-    offsets = (
-        np.linspace(-span / 2, span / 2, len(models)) if len(models) > 1 else np.zeros(1)
-    )
+    offsets = np.linspace(span / 2, -span / 2, len(models)) if len(models) > 1 else np.zeros(1)
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}
     for k, model in enumerate(models):
         g = table[table["model"] == model].set_index("corruption")
@@ -63,7 +61,6 @@ def defense_figure(table: pd.DataFrame, style: Style) -> Figure:
         ax.grid(axis="x", color="0.9", lw=0.6)
         ax.set_ylim(-0.7, len(rows) - 0.3)
     ax_rel.set_yticks([y_of[r] for r in rows], rows)
-    ax_r.set_yticks([y_of[r] for r in rows], [""] * len(rows))
     ax_rel.set_xlabel("relative change of accuracy (% of clean accuracy)")
     ax_r.set_xlabel("ΔR̂_a (defended − undefended)")
     ax_rel.set_title("figure of merit (Yucel et al.)", fontsize="medium")

@@ -253,7 +253,8 @@ def test_model_spec_names_the_model():
 # --------------------------------------------------------------------------- inference
 
 
-def test_inference_sees_the_defended_images(tmp_path):
+@pytest.mark.parametrize("workers", [0, 1])
+def test_inference_sees_the_defended_images(tmp_path, workers):
     import torch
 
     from tests.unit.test_inference import SPEC, reference, tiny_model, write_shard
@@ -263,7 +264,7 @@ def test_inference_sees_the_defended_images(tmp_path):
     spec = SPEC.override(defense=get_defense({"name": "bit_depth", "bits": 1}))
     out = predict_shards(
         spec, [tmp_path / "shard.parquet"], tmp_path / "p.parquet", batch_size=4, device="cpu",
-        model=tiny_model(), progress=False,
+        model=tiny_model(), progress=False, num_workers=workers,
     )  # fmt: skip
     pred = io.read_parquet(out)
     defended = spec.defense.apply_batch(images)

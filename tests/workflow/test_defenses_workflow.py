@@ -7,17 +7,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import snakemake
+from .conftest import TINY, snakemake
 from .test_workflow import dry_run, scheduled_jobs
-
-pytestmark = pytest.mark.slow
 
 LINE = "  efficientnet_lite0_smooth: {base: efficientnet_lite0, defense: spatial_smoothing}\n"
 
 
-def with_defended_model(run_dir):
-    """The run's config with the one line added under ``models``."""
-    text = (run_dir / "config.yaml").read_text()
+def with_defended_model(run_dir, base=None):
+    """The run's config (or ``base``) with the one line added under ``models``."""
+    text = (base or run_dir / "config.yaml").read_text()
     lines = text.splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("models:")) + 1
     path = run_dir / "config-defended.yaml"
@@ -26,6 +24,15 @@ def with_defended_model(run_dir):
     return path
 
 
+def test_a_defended_model_plans_its_own_jobs_and_the_defense_outputs(tmp_path):
+    jobs = scheduled_jobs(dry_run(tmp_path, configfile=with_defended_model(tmp_path, TINY)))
+    defended = {rule for rule, w in jobs if w.get("model") == "efficientnet_lite0_smooth"}
+    assert {"predict_clean", "predict_group", "predict_imagenet_c", "estimate_curves"} <= defended
+    rules = [rule for rule, _ in jobs]
+    assert rules.count("defense_table") == 1 and rules.count("plot_defenses") == 1
+
+
+@pytest.mark.slow
 def test_one_line_adds_a_defended_model_that_reruns_nothing_else(copy_run):
     config = with_defended_model(copy_run)
     jobs = scheduled_jobs(dry_run(copy_run, configfile=config))

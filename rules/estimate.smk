@@ -108,6 +108,37 @@ rule model_differences:
         "../workflow/scripts/model_differences.py"
 
 
+rule defense_table:
+    input:
+        predictions=PLAN.defense_prediction_files,
+        replicates=PLAN.defense_replicate_files,
+    output:
+        report(
+            paths.DEFENSES_TABLE,
+            caption="../report/defenses.rst",
+            category="Tables",
+            labels={"table": "defenses"},
+        ),
+    log:
+        paths.log("defense_table", "defense_table"),
+    benchmark:
+        paths.benchmark("defense_table", "defense_table")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("defense_table"),
+    params:
+        pairs=PLAN.defense_pairs,
+        defenses=PLAN.defense_labels(),
+        predictions=PLAN.defense_predictions(),
+        clean=PLAN.defense_clean(),
+        settings=PLAN.section("estimation"),
+        seed=config["seed"],
+        dataset_label_space=config["dataset"]["label_space"],
+    script:
+        "../workflow/scripts/defense_table.py"
+
+
 rule model_error_consistency:
     input:
         PLAN.group_prediction_files,

@@ -405,3 +405,28 @@ rule plot_model_consistency:
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
+
+
+rule plot_defenses:
+    input:
+        paths.DEFENSES_TABLE,
+    output:
+        report(
+            paths.DEFENSES_FIGURE.format(ext="png"),
+            caption="../report/defenses_figure.rst",
+            category="Defenses",
+            labels={"figure": "defenses against the undefended models"},
+        ),
+        expand(paths.DEFENSES_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_defenses", "plot_defenses"),
+    benchmark:
+        paths.benchmark("plot_defenses", "plot_defenses")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_defenses"),
+    params:
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_defenses.py"

@@ -46,6 +46,10 @@ class CorruptionError(ValueError):
     """A corruption, parameter or option that cannot be used; the message names it."""
 
 
+class DefenseError(ValueError):
+    """A defense, parameter or user function that cannot be used; the message names it."""
+
+
 class HumanDataError(ValueError):
     """Human trial data that cannot be used; the message names the file, row and column."""
 

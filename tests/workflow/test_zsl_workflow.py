@@ -94,8 +94,13 @@ def test_shipped_example_dry_runs_on_a_tree_in_its_layout(tmp_path):
     _tree(tmp_path)
     shutil.copy(REPO / "config" / "zsl-example.yaml", tmp_path / "zsl.yaml")
     out = dry_run(tmp_path, configfile=tmp_path / "zsl.yaml")
-    rules = {rule for rule, _ in scheduled_jobs(out)}
+    jobs = scheduled_jobs(out)
+    rules = {rule for rule, _ in jobs}
     assert {"prepare_clean_set", "predict_clean", "estimate_curves", "zero_shot_tables"} <= rules
+    # its two defended models run as models of their own, compared with the undefended one
+    defended = {w["model"] for r, w in jobs if r == "predict_clean"} - {"clip_vit_b32"}
+    assert defended == {"clip_vit_b32_smoothing", "clip_vit_b32_tvm"}
+    assert {"defense_table", "plot_defenses"} <= rules
 
 
 @pytest.mark.slow

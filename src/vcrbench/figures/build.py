@@ -97,6 +97,18 @@ def plot_model_consistency(
     return _plot_geirhos("model_consistency_figure", table_csv, out_paths, style)
 
 
+def plot_defenses(
+    table_csv: PathLike, out_paths: Sequence[PathLike], *, style: Style | Mapping | None = None
+) -> list[Path]:
+    """What each defense changes, per corruption, from ``results/tables/defenses.csv``."""
+    from vcrbench.figures.defenses import defense_figure
+
+    style = _style(style)
+    table = _read_csv(table_csv)
+    with style.context():
+        return _save(defense_figure(table, style), out_paths, style)
+
+
 def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) -> str:
     """Label space of a curves figure: ``auto`` = the human one when the corruption has a
     human reference (human data are 16-class), else the dataset's."""

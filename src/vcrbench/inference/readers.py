@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from vcrbench.defenses import Defense
 from vcrbench.errors import InferenceError
 from vcrbench.vocab import SHARD_COLUMNS
 
@@ -103,6 +104,21 @@ class CleanBatches(IterableDataset):
             else:
                 images = np.array(array[rows])
             yield start, torch.from_numpy(images)
+
+
+class DefendedBatches(IterableDataset):
+    """The batches of another reader, each image passed through a defense (docs/defenses.md).
+
+    The defense runs where the images are read (in the DataLoader's workers when there are any),
+    on the uint8 images, before the model's own preprocessing."""
+
+    def __init__(self, batches: IterableDataset, defense: Defense) -> None:
+        self.batches = batches
+        self.defense = defense
+
+    def __iter__(self):
+        for offset, images in self.batches:
+            yield offset, torch.from_numpy(self.defense.apply_batch(images.numpy()))
 
 
 def shard_batches(

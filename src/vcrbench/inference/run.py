@@ -39,6 +39,7 @@ from vcrbench.datasets import CleanSet
 from vcrbench.errors import InferenceError
 from vcrbench.inference.readers import (
     CleanBatches,
+    DefendedBatches,
     ShardBatches,
     read_shard_metadata,
     worker_init,
@@ -209,11 +210,15 @@ def _write(
     return io.write_parquet(table, out_path, metadata=metadata)
 
 
-def _job_metadata(model_name: str, info: dict, precision: str, device, batch_size, inputs) -> dict:
+def _job_metadata(
+    name: str, spec: ModelSpec, info: dict, precision: str, device, batch_size, inputs
+) -> dict:
+    defense = {"defense": spec.defense.to_config()} if spec.defense is not None else {}
     return {
         "stage": "predict",
-        "model": model_name,
+        "model": name,
         "model_info": info,
+        **defense,
         "precision": precision,
         "device_type": device.type,
         "batch_size": batch_size,
@@ -254,20 +259,23 @@ def _predict(
         check_labels(labels, space, where)
         empty = (np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int8))
         info = model.info if model is not None else {"spec": spec.to_config()}
-        metadata = _job_metadata(spec.name, info, precision_name, device, batch, inputs)
+        metadata = _job_metadata(spec.name, spec, info, precision_name, device, batch, inputs)
         return _write(meta, empty, np.zeros(0, np.int8), out_path, metadata)
     model, space = _model_and_space(spec, model, device, label_space)
     check_labels(labels, space, where)
+    dataset = make_dataset(batch)
+    if spec.defense is not None:  # part of the model: on every image, before its preprocessing
+        dataset = DefendedBatches(dataset, spec.defense)
     outputs = _run(
         model,
-        make_dataset(batch),
+        dataset,
         labels,
         device,
         _num_workers(num_workers, device),
         dtype,
         progress,
     )
-    metadata = _job_metadata(model.name, model.info, precision_name, device, batch, inputs)
+    metadata = _job_metadata(model.name, spec, model.info, precision_name, device, batch, inputs)
     return _write(meta, outputs, _label16(labels, space), out_path, metadata)
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vcrbench.errors import ModelConfigError
+from vcrbench.defenses import Defense, get_defense
+from vcrbench.errors import DefenseError, ModelConfigError
 from vcrbench.labels import LabelSpace, LabelSpaceError, get_label_space
 from vcrbench.models.sources import SOURCES
 from vcrbench.vocab import PRECISIONS
@@ -75,6 +76,7 @@ COMMON_KEYS = frozenset(
         "crop",
         "precision",
         "batch_size",
+        "defense",
     }
 )
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
@@ -122,6 +124,8 @@ class ModelSpec:
     hub_source: str = "github"
     prompt: str = DEFAULT_CLIP_PROMPT
     class_names: str | tuple[str, ...] = "openai"
+    #: A preprocessing applied to every image before the model's own (docs/defenses.md).
+    defense: Defense | None = None
 
     @classmethod
     def from_config(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
@@ -160,6 +164,11 @@ class ModelSpec:
             except LabelSpaceError as exc:
                 raise ModelConfigError(f"{where}: {exc}") from None
         _preprocessing_values(entry, values, where)
+        if entry.get("defense") is not None:
+            try:
+                values["defense"] = get_defense(entry["defense"])
+            except DefenseError as exc:
+                raise ModelConfigError(f"{where}: {exc}") from None
         if "precision" in entry:
             if entry["precision"] not in PRECISIONS:
                 raise ModelConfigError(
@@ -223,6 +232,8 @@ class ModelSpec:
                 out[key] = value
         if self.label_space is not None:
             out["label_space"] = self.label_space.to_config()
+        if self.defense is not None:
+            out["defense"] = self.defense.to_config()
         return out
 
 

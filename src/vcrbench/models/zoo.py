@@ -74,6 +74,7 @@ def entry_schema() -> dict[str, Any]:
         "hub_source": {"enum": list(HUB_SOURCES)},
         "prompt": string,
         "class_names": {"oneOf": [{"enum": ["openai", "wordnet"]}, {"type": "array"}]},
+        "defense": {"type": ["string", "object", "null"]},
     }
     return {
         "type": "object",

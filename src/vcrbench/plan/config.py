@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 
 from vcrbench.errors import ConfigError
+from vcrbench.plan.models import expand_bases
 from vcrbench.vocab import DATASET_LABEL_SPACE, shard_id
 
 
@@ -84,11 +85,12 @@ def imagenet_c_corruptions(config: Mapping) -> list[str]:
 
 
 def model_entries(config: Mapping) -> dict[str, dict]:
-    """Every model to evaluate: the configured ones plus those the workflow fine-tunes
-    (``retrain``), whose entries point at checkpoints the workflow writes."""
+    """Every model to evaluate: the configured ones (each ``base`` expanded,
+    :func:`~vcrbench.plan.models.expand_bases`) plus those the workflow fine-tunes (``retrain``),
+    whose entries point at checkpoints the workflow writes."""
     from vcrbench.plan.retrain import derived_model_entries
 
-    entries = {name: dict(entry) for name, entry in config["models"].items()}
+    entries = expand_bases(config["models"])
     for name, entry in derived_model_entries(config).items():
         if name in entries:
             raise ConfigError(f"config key 'retrain': model name {name!r} is already in models")

@@ -13,6 +13,7 @@ from vcrbench.figures.options import DEFAULT_FAMILY, check_options
 from vcrbench.plan import paths
 from vcrbench.plan.config import corruption_names, imagenet_c_corruptions, model_entries
 from vcrbench.plan.humans import geirhos_references, human_references, references_in_use
+from vcrbench.plan.models import defense_pairs
 from vcrbench.plan.retrain import retrained_pairs, run_settings
 
 #: Per-corruption figure kinds (folders under results/figures).
@@ -52,7 +53,7 @@ def figure_targets(config: Mapping) -> list[str]:
     """Every figure and table the figures stage makes for ``config``: per corruption its curves
     and Δv histograms, HMRI/MRSI bars where it has a human reference, the ImageNet-C scatter where
     it has an ImageNet-C set; the human similarity figure and table when human references are in
-    use; the paper's tables."""
+    use; the defenses figure when a defended model has an undefended twin; the paper's tables."""
     formats = check_options(config["figures"])["formats"]
     corruptions = corruption_names(config)
     imagenet_c = imagenet_c_corruptions(config)
@@ -74,6 +75,8 @@ def figure_targets(config: Mapping) -> list[str]:
         out += [paths.fill(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=fmt) for fmt in formats]
     if len(model_entries(config)) > 1:
         out += [paths.fill(paths.MODEL_CONSISTENCY_FIGURE, ext=fmt) for fmt in formats]
+    if defense_pairs(model_entries(config)):
+        out += [paths.fill(paths.DEFENSES_FIGURE, ext=fmt) for fmt in formats]
     out += [
         paths.fill(paths.PAPER_TABLE, name=name, ext=ext)
         for name in paper_table_names(config)

@@ -53,6 +53,7 @@ MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
 #: Datasets with their own classes (vcrbench.zeroshot): per class x Δv bin, and class transitions.
 ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"
 ZERO_SHOT_TRANSITIONS = f"{RESULTS}/tables/zero_shot_transitions.csv"
+DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
@@ -67,6 +68,7 @@ GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"
 GEIRHOS_CONSISTENCY_FIGURE = f"{RESULTS}/figures/humans/geirhos_error_consistency.{{ext}}"
 MODEL_CONSISTENCY_FIGURE = f"{RESULTS}/figures/model_error_consistency.{{ext}}"
+DEFENSES_FIGURE = f"{RESULTS}/figures/defenses.{{ext}}"
 
 # --------------------------------------------------------------------------- retraining
 RETRAIN = f"{RESULTS}/retrain"

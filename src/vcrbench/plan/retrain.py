@@ -16,6 +16,7 @@ from pathlib import Path
 
 from vcrbench.errors import ConfigError, did_you_mean
 from vcrbench.plan import paths
+from vcrbench.plan.models import expand_bases
 from vcrbench.seeding import derive_seed
 from vcrbench.vocab import shard_id
 
@@ -54,7 +55,7 @@ def retrain_settings(config: Mapping) -> dict:
     reserved run name, a key of ``entry`` that a run may not set.
     """
     out = copy.deepcopy(dict(config["retrain"]))
-    models = dict(config["models"])
+    models = expand_bases(config["models"])
     corruptions = dict(config["corruptions"])
     runs = {}
     for name, run in dict(out["runs"]).items():
@@ -169,7 +170,7 @@ def derived_model_entries(config: Mapping) -> dict[str, dict]:
     """Model entries of the fine-tuned models the config asks for (``{}`` when ``retrain.runs``
     is empty): run name -> entry whose ``checkpoint`` is the file the fine-tuning rule writes."""
     block = retrain_settings(config)
-    models = config["models"]
+    models = expand_bases(config["models"])
     return {
         name: derived_entry(models[run["base"]], model_path(name), run["base"], name, run["entry"])
         for name, run in block["runs"].items()

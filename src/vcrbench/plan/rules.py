@@ -14,6 +14,7 @@ from vcrbench.plan import config as cfg
 from vcrbench.plan import figures, humans, paths, resources
 from vcrbench.plan import retrain as rt
 from vcrbench.plan.config import canonical
+from vcrbench.plan.models import defense_pairs
 from vcrbench.vocab import IMAGENET1K
 
 
@@ -42,6 +43,8 @@ class Plan:
         self.retrained_corruptions = figures.retrained_corruptions(config)
         self.dataset_label_space = cfg.dataset_label_space_name(config)
         self.zero_shot = _zero_shot(config)
+        #: ``{defended model: undefended twin}`` (docs/defenses.md).
+        self.defense_pairs = defense_pairs(self.model_entries)
 
     # ------------------------------------------------------------------ settings
 
@@ -184,6 +187,46 @@ class Plan:
             for m in self.models
         ]
 
+    # ------------------------------------------------------------------ defenses
+
+    def defense_models(self) -> list[str]:
+        """Both models of every defense pair, in config order."""
+        paired = set(self.defense_pairs) | set(self.defense_pairs.values())
+        return [m for m in self.models if m in paired]
+
+    def defense_predictions(self, wildcards=None) -> dict:
+        """``{model: {corruption: [prediction files of its groups]}}`` of the paired models."""
+        return {
+            m: {
+                c: [
+                    paths.fill(paths.PREDICTIONS_GROUP, model=m, corruption=c, group=g)
+                    for g in cfg.group_ids(self.config, c)
+                ]
+                for c in self.corruptions
+            }
+            for m in self.defense_models()
+        }
+
+    def defense_clean(self, wildcards=None) -> dict:
+        return {m: paths.fill(paths.PREDICTIONS_CLEAN, model=m) for m in self.defense_models()}
+
+    def defense_prediction_files(self, wildcards=None) -> list[str]:
+        files = [f for groups in self.defense_predictions().values() for f in groups.values()]
+        return [*self.defense_clean().values(), *(f for group in files for f in group)]
+
+    def defense_replicate_files(self, wildcards=None) -> list[str]:
+        return [
+            paths.fill(paths.MODEL_REPLICATES, model=m, corruption=c)
+            for m in self.defense_models()
+            for c in self.corruptions
+        ]
+
+    def defense_labels(self, wildcards=None) -> dict:
+        """``{defended model: its defense, e.g. "spatial_smoothing(window=3)"}``."""
+        from vcrbench.defenses import get_defense
+
+        return {m: get_defense(self.model_entries[m]["defense"]).label for m in self.defense_pairs}
+
     # ------------------------------------------------------------------ humans
 
     def human_reference(self, wildcards) -> dict:
@@ -237,7 +280,7 @@ class Plan:
         return cfg.model_weights(self.config, rt.base_name(self.config, wildcards.run))
 
     def base_entry(self, wildcards) -> dict:
-        return canonical(self.config["models"][rt.base_name(self.config, wildcards.run)])
+        return canonical(self.model_entries[rt.base_name(self.config, wildcards.run)])
 
     def derived_entry(self, wildcards) -> dict:
         return canonical(self.model_entries[wildcards.run])
@@ -282,6 +325,8 @@ class Plan:
             outputs.append(paths.MODEL_CONSISTENCY)
         if self.zero_shot is not None:
             outputs += [paths.ZERO_SHOT_CLASSES, paths.ZERO_SHOT_TRANSITIONS]
+        if self.defense_pairs:
+            outputs.append(paths.DEFENSES_TABLE)
         if self.config["humans"]["conditions_table"]:
             outputs.append(paths.GEIRHOS_CONDITIONS)
         if self.config["humans"]["screening"]["path"] is not None:

@@ -1,0 +1,19 @@
+"""What each defense changes: defended against undefended model, per corruption (defenses.csv)."""
+
+from vcrbench import logs
+from vcrbench.tables.defenses import defense_table
+
+with logs.job_log(snakemake.log[0]):
+    p = snakemake.params
+    defense_table(
+        p.pairs,
+        p.predictions,
+        p.clean,
+        list(snakemake.input.replicates),
+        snakemake.output[0],
+        defenses=p.defenses,
+        dataset_label_space=p.dataset_label_space,
+        label_spaces=p.settings["label_spaces"],
+        settings=p.settings,
+        seed=p.seed,
+    )

@@ -21,6 +21,7 @@ rule estimate_curves:
     resources:
         **PLAN.resources("estimate_curves"),
     params:
+        version=PLAN.version("estimate_curves"),
         settings=PLAN.section("estimation"),
         seed=config["seed"],
         dataset_label_space=config["dataset"]["label_space"],
@@ -48,6 +49,8 @@ rule collect_metrics:
         VCRBENCH_ENV
     resources:
         **PLAN.resources("collect_metrics"),
+    params:
+        version=PLAN.version("collect_metrics"),
     script:
         "../workflow/scripts/collect_metrics.py"
 
@@ -70,6 +73,7 @@ rule model_differences:
     resources:
         **PLAN.resources("model_differences"),
     params:
+        version=PLAN.version("model_differences"),
         relations=PLAN.retrained_pairs,
     script:
         "../workflow/scripts/model_differences.py"
@@ -93,6 +97,7 @@ rule model_error_consistency:
     resources:
         **PLAN.resources("model_error_consistency"),
     params:
+        version=PLAN.version("model_error_consistency"),
         n_bins=config["estimation"]["bins"],
     script:
         "../workflow/scripts/model_error_consistency.py"

@@ -20,6 +20,7 @@ rule predict_clean:
     resources:
         **PLAN.resources("predict_clean"),
     params:
+        version=PLAN.version("predict"),
         model=PLAN.model_entry,
         # Only what can change predictions; batch size and DataLoader workers are read from
         # the config by the script, so tuning them on a GPU node reruns nothing.

@@ -27,6 +27,7 @@ rule predict_clean:
         device=config["inference"]["device"],
         precision=config["inference"]["precision"],
         label_space=config["dataset"]["label_space"],
+        save_logprobs=config["inference"]["save_logprobs"],
     script:
         "../workflow/scripts/predict_clean.py"
 

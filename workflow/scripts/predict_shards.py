@@ -17,4 +17,5 @@ with job.run(snakemake):
         num_workers=execution["num_workers"],
         precision=p.precision,
         label_space=p.label_space,
+        save_logprobs=p.save_logprobs,
     )

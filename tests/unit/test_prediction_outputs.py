@@ -4,15 +4,19 @@ computation on a tiny model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import scipy.stats
 import torch
+import yaml
 
 from tests.unit.test_inference import SPEC, tiny_model, write_shard
 from vcrbench import io
+from vcrbench.errors import ConfigError
 from vcrbench.evaluate import read_predictions
 from vcrbench.inference import PREDICTION_SCHEMA, TOP_K, logprobs_field, predict_shards
 from vcrbench.labels import (
@@ -21,6 +25,7 @@ from vcrbench.labels import (
     decide_16,
     geirhos16_imagenet_indices,
 )
+from vcrbench.plan import load
 from vcrbench.vocab import PREDICTION_COLUMNS
 
 TOP = [f"top{k}" for k in range(1, TOP_K + 1)]
@@ -154,3 +159,13 @@ def test_fixed_size_matrix_names_a_column_that_is_not_a_list(shard, tmp_path):
     out = predict([path], tmp_path / "p.parquet")
     with pytest.raises(ValueError, match=r"column 'entropy' is float, not a fixed-size list"):
         io.fixed_size_matrix(out, "entropy")
+
+
+def test_save_logprobs_is_a_validated_config_key():
+    tiny = yaml.safe_load(
+        (Path(__file__).resolve().parents[1] / "workflow" / "tiny.yaml").read_text()
+    )
+    assert load(dict(tiny))["inference"]["save_logprobs"] is False  # the schema's default
+    tiny["inference"] = {**tiny["inference"], "save_logprobs": "yes"}
+    with pytest.raises(ConfigError, match=r"inference\.save_logprobs"):
+        load(tiny)

@@ -11,9 +11,10 @@ device in float32; results stay there until the job ends, then one Parquet file 
 atomically, so a killed job leaves no predictions file and a rerun on the CPU gives a
 byte-identical file.
 
-Output: the prediction schema of ``docs/models.md`` (:data:`~vcrbench.inference.outputs.PREDICTION_SCHEMA`), one row per
-input row, in input order (shards in the order given, rows in file order), plus ``severity`` when
-the inputs have it (ImageNet-C sets), plus ``logprobs`` with ``save_logprobs``.
+Output: the prediction schema of ``docs/models.md``
+(:data:`~vcrbench.inference.outputs.PREDICTION_SCHEMA`), one row per input row, in input order
+(shards in the order given, rows in file order), plus ``severity`` when the inputs have it
+(ImageNet-C sets), plus ``logprobs`` with ``save_logprobs``.
 
 Batches never span two Parquet row groups (a shard written in one row group gives batches of
 ``batch_size`` and one shorter tail batch), so each image's batch, and thus its prediction, does

@@ -21,6 +21,7 @@ rule estimate_curves:
     resources:
         **PLAN.resources("estimate_curves"),
     params:
+        version=PLAN.version("estimate_curves"),
         settings=PLAN.section("estimation"),
         seed=config["seed"],
         dataset_label_space=PLAN.dataset_label_space,
@@ -58,6 +59,7 @@ rule zero_shot_tables:
     resources:
         **PLAN.resources("zero_shot_tables"),
     params:
+        version=PLAN.version("zero_shot_tables"),
         settings=PLAN.zero_shot_tables_settings(),
         n_bins=config["estimation"]["bins"],
     script:
@@ -81,6 +83,8 @@ rule collect_metrics:
         VCRBENCH_ENV
     resources:
         **PLAN.resources("collect_metrics"),
+    params:
+        version=PLAN.version("collect_metrics"),
     script:
         "../workflow/scripts/collect_metrics.py"
 
@@ -103,6 +107,7 @@ rule model_differences:
     resources:
         **PLAN.resources("model_differences"),
     params:
+        version=PLAN.version("model_differences"),
         relations=PLAN.retrained_pairs,
     script:
         "../workflow/scripts/model_differences.py"
@@ -128,13 +133,14 @@ rule defense_table:
     resources:
         **PLAN.resources("defense_table"),
     params:
+        version=PLAN.version("defense_table"),
         pairs=PLAN.defense_pairs,
         defenses=PLAN.defense_labels(),
         predictions=PLAN.defense_predictions(),
         clean=PLAN.defense_clean(),
         settings=PLAN.section("estimation"),
         seed=config["seed"],
-        dataset_label_space=config["dataset"]["label_space"],
+        dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/defense_table.py"
 
@@ -157,6 +163,7 @@ rule model_error_consistency:
     resources:
         **PLAN.resources("model_error_consistency"),
     params:
+        version=PLAN.version("model_error_consistency"),
         n_bins=config["estimation"]["bins"],
     script:
         "../workflow/scripts/model_error_consistency.py"

@@ -28,6 +28,7 @@ rule imagenet_c_accuracy:
     resources:
         **PLAN.resources("imagenet_c_accuracy"),
     params:
+        version=PLAN.version("imagenet_c_accuracy"),
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
@@ -77,6 +78,7 @@ rule paper_tables:
     resources:
         **PLAN.resources("paper_tables"),
     params:
+        version=PLAN.version("paper_tables"),
         corruptions=PLAN.corruptions,
         families=PLAN.families,
         label_space=FIGURES["label_space"],
@@ -108,6 +110,7 @@ rule retraining_table:
     resources:
         **PLAN.resources("retraining_table"),
     params:
+        version=PLAN.version("retraining_table"),
         pairs=PLAN.retrained_pairs,
         trained_on=PLAN.retrained_corruptions,
         corruptions=PLAN.corruptions,
@@ -140,6 +143,7 @@ rule human_similarity:
     resources:
         **PLAN.resources("human_similarity"),
     params:
+        version=PLAN.version("human_similarity"),
         info=PLAN.reference_info,
         level=config["estimation"]["similarity_level"],
         band=config["estimation"]["similarity_band"],
@@ -172,6 +176,7 @@ rule plot_curves:
     resources:
         **PLAN.resources("plot_curves"),
     params:
+        version=PLAN.version("plot_curves"),
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
@@ -201,6 +206,7 @@ rule plot_hmri_mrsi:
     resources:
         **PLAN.resources("plot_hmri_mrsi"),
     params:
+        version=PLAN.version("plot_hmri_mrsi"),
         families=PLAN.families,
         style=FIGURES,
     script:
@@ -229,6 +235,7 @@ rule plot_dv_histograms:
     resources:
         **PLAN.resources("plot_dv_histograms"),
     params:
+        version=PLAN.version("plot_dv_histograms"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_dv_histograms.py"
@@ -259,6 +266,7 @@ rule plot_imagenet_c_vs_vcr:
     resources:
         **PLAN.resources("plot_imagenet_c_vs_vcr"),
     params:
+        version=PLAN.version("plot_imagenet_c_vs_vcr"),
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
@@ -288,6 +296,7 @@ rule plot_human_similarity:
     resources:
         **PLAN.resources("plot_human_similarity"),
     params:
+        version=PLAN.version("plot_human_similarity"),
         info=PLAN.reference_info,
         level=config["estimation"]["similarity_level"],
         band=config["estimation"]["similarity_band"],
@@ -317,6 +326,7 @@ rule plot_geirhos_dnn:
     resources:
         **PLAN.resources("plot_geirhos_dnn"),
     params:
+        version=PLAN.version("plot_geirhos_dnn"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
@@ -343,6 +353,7 @@ rule plot_geirhos_trained:
     resources:
         **PLAN.resources("plot_geirhos_trained"),
     params:
+        version=PLAN.version("plot_geirhos_trained"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
@@ -369,6 +380,7 @@ rule plot_geirhos_consistency:
     resources:
         **PLAN.resources("plot_geirhos_consistency"),
     params:
+        version=PLAN.version("plot_geirhos_consistency"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
@@ -402,6 +414,7 @@ rule plot_model_consistency:
     resources:
         **PLAN.resources("plot_model_consistency"),
     params:
+        version=PLAN.version("plot_model_consistency"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
@@ -427,6 +440,7 @@ rule plot_defenses:
     resources:
         **PLAN.resources("plot_defenses"),
     params:
+        version=PLAN.version("plot_defenses"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_defenses.py"

@@ -16,6 +16,7 @@ rule prepare_clean_set:
     resources:
         **PLAN.resources("prepare_clean_set"),
     params:
+        version=PLAN.version("prepare_clean_set"),
         dataset=PLAN.section("dataset"),
     script:
         "../workflow/scripts/prepare_clean_set.py"
@@ -36,6 +37,7 @@ rule sample_manifest:
     resources:
         **PLAN.resources("sample_manifest"),
     params:
+        version=PLAN.version("sample_manifest"),
         corruption=PLAN.corruption_options,
         n_samples=PLAN.n_samples,
         shard_size=config["sampling"]["shard_size"],
@@ -63,6 +65,7 @@ rule generate_shard:
     resources:
         **PLAN.resources("generate_shard"),
     params:
+        version=PLAN.version("generate_shard"),
         corruption=PLAN.corruption_options,
         vif_variant=config["vif"]["variant"],
     script:
@@ -84,6 +87,7 @@ rule generate_imagenet_c:
     resources:
         **PLAN.resources("generate_imagenet_c"),
     params:
+        version=PLAN.version("generate_imagenet_c"),
         corruption=PLAN.corruption_options,
         n_images=config["imagenet_c"]["n_images"],
         seed=config["seed"],
@@ -108,6 +112,7 @@ rule coverage_table:
     resources:
         **PLAN.resources("coverage_table"),
     params:
+        version=PLAN.version("coverage_table"),
         corruptions=PLAN.corruptions,
         coverage=PLAN.section("coverage"),
     script:

@@ -15,6 +15,7 @@ rule ingest_human_reference:
     resources:
         **PLAN.resources("ingest_human_reference"),
     params:
+        version=PLAN.version("ingest_human_reference"),
         entry=PLAN.reference_entry,
     script:
         "../workflow/scripts/ingest_human_reference.py"
@@ -36,6 +37,7 @@ rule map_human_conditions:
     resources:
         **PLAN.resources("map_human_conditions"),
     params:
+        version=PLAN.version("map_human_conditions"),
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
         mapping=PLAN.mapping_options,
@@ -59,6 +61,7 @@ rule estimate_human_curves:
     resources:
         **PLAN.resources("estimate_human_curves"),
     params:
+        version=PLAN.version("estimate_human_curves"),
         settings=PLAN.section("estimation"),
         seed=config["seed"],
         anchor=config["humans"]["anchor"],
@@ -87,6 +90,7 @@ rule geirhos_dnn_table:
     resources:
         **PLAN.resources("geirhos_dnn_table"),
     params:
+        version=PLAN.version("geirhos_dnn_table"),
         references={
             r: config["humans"]["references"][r] for r in PLAN.geirhos_references
         },
@@ -114,6 +118,8 @@ rule geirhos_conditions_table:
         VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_conditions_table"),
+    params:
+        version=PLAN.version("geirhos_conditions_table"),
     script:
         "../workflow/scripts/geirhos_conditions_table.py"
 
@@ -137,6 +143,7 @@ rule geirhos_trained_table:
     resources:
         **PLAN.resources("geirhos_trained_table"),
     params:
+        version=PLAN.version("geirhos_trained_table"),
         references={
             r: config["humans"]["references"][r] for r in PLAN.geirhos_references
         },
@@ -167,6 +174,7 @@ rule geirhos_error_consistency:
     resources:
         **PLAN.resources("geirhos_error_consistency"),
     params:
+        version=PLAN.version("geirhos_error_consistency"),
         references={
             r: config["humans"]["references"][r] for r in PLAN.geirhos_references
         },
@@ -193,6 +201,7 @@ rule screening_table:
     resources:
         **PLAN.resources("screening_table"),
     params:
+        version=PLAN.version("screening_table"),
         alpha=config["humans"]["screening"]["alpha"],
         configured=PLAN.corruptions,
     script:

@@ -20,12 +20,14 @@ rule predict_clean:
     resources:
         **PLAN.resources("predict_clean"),
     params:
+        version=PLAN.version("predict"),
         model=PLAN.model_entry,
         # Only what can change predictions; batch size and DataLoader workers are read from
         # the config by the script, so tuning them on a GPU node reruns nothing.
         device=config["inference"]["device"],
         precision=config["inference"]["precision"],
         label_space=PLAN.dataset_label_space_entry,
+        save_logprobs=config["inference"]["save_logprobs"],
     script:
         "../workflow/scripts/predict_clean.py"
 

@@ -20,6 +20,7 @@ rule prepare_retrain_pool:
     resources:
         **PLAN.resources("prepare_retrain_pool"),
     params:
+        version=PLAN.version("prepare_retrain_pool"),
         pool=PLAN.pool_settings(),
     script:
         "../workflow/scripts/prepare_retrain_pool.py"
@@ -41,6 +42,8 @@ rule check_pool_overlap:
         VCRBENCH_ENV
     resources:
         **PLAN.resources("check_pool_overlap"),
+    params:
+        version=PLAN.version("check_pool_overlap"),
     script:
         "../workflow/scripts/check_pool_overlap.py"
 
@@ -104,6 +107,7 @@ rule finetune_model:
     resources:
         **PLAN.resources("finetune_model", mem_mb=PLAN.finetune_mem_mb),
     params:
+        version=PLAN.version("finetune_model"),
         base=PLAN.base_entry,
         derived=PLAN.derived_entry,
         run=PLAN.run_settings,

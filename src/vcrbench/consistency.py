@@ -31,7 +31,8 @@ TABLE_COLUMNS = (
 
 def _correct(paths: Sequence[str | os.PathLike], space: str) -> pd.DataFrame:
     pred, label = SPACES[space]
-    df = pd.concat([io.read_parquet(p) for p in paths], ignore_index=True)
+    columns = ["sample_id", "dv", pred, label]
+    df = pd.concat([io.read_parquet(p, columns=columns) for p in paths], ignore_index=True)
     df = df[(df[label] >= 0) & (df[pred] >= 0)]
     return pd.DataFrame(
         {"sample_id": df["sample_id"], "dv": df["dv"], "correct": df[pred] == df[label]}

@@ -31,6 +31,10 @@ class FigureConfigError(ConfigError):
     """A ``figures`` config value that cannot be used (the message names the key)."""
 
 
+class PlanError(ValueError):
+    """A rule file asks the plan for something it does not have (a stage without a version)."""
+
+
 # --------------------------------------------------------------------------- inputs
 
 

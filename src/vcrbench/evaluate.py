@@ -37,6 +37,7 @@ from vcrbench.vocab import (
     IMAGENET1K,
     IMAGENET_C_COLUMNS,
     METRIC_COLUMNS,
+    PREDICTION_COLUMNS,
     PROPERTIES,
     ZERO_SHOT_METRIC_COLUMNS,
     ZERO_SHOT_PROPERTIES,
@@ -50,8 +51,14 @@ METRIC_RANGES = ("support", "full")
 log = logging.getLogger(__name__)
 
 
+def read_prediction_file(path: str | os.PathLike, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """The columns of a prediction file that evaluation reads (:data:`PREDICTION_COLUMNS`, plus
+    ``extra`` ones where the file has them), not its top-5, probabilities or log-probabilities."""
+    return io.read_columns(path, [*PREDICTION_COLUMNS, *extra])
+
+
 def read_predictions(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
-    frames = [io.read_parquet(p) for p in paths]
+    frames = [read_prediction_file(p) for p in paths]
     if not frames:
         raise EvaluationError("no prediction files given")
     out = pd.concat(frames, ignore_index=True)
@@ -177,7 +184,7 @@ def evaluate(
     Returns the metrics table (one row per label space).
     """
     preds = read_predictions(prediction_paths)
-    clean = io.read_parquet(clean_path)
+    clean = read_prediction_file(clean_path)
     est_kwargs = estimation.estimate_kwargs(settings)
     human = None
     if reference_dir is not None:
@@ -382,13 +389,13 @@ def imagenet_c_accuracy(
     for (model, corruption), path in sorted(predictions.items()):
         if model not in clean:
             raise EvaluationError(f"ImageNet-C accuracy: no clean predictions for model {model!r}")
-        preds = io.read_parquet(path)
+        preds = read_prediction_file(path, ["severity"])
         missing = sorted(
             {"image_id", "label", "pred", "pred16", "label16", "severity"} - set(preds.columns)
         )
         if missing:
             raise EvaluationError(f"{path}: lacks column(s) {missing}")
-        ref = io.read_parquet(clean[model])
+        ref = read_prediction_file(clean[model])
         for space in dict.fromkeys(
             dataset_label_space if s == DATASET_LABEL_SPACE else s for s in label_spaces
         ):

@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +22,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from vcrbench import provenance
+
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
-#: Metadata key under which VCR-Bench stores provenance (config, versions) in Parquet files.
+#: Metadata key under which a stage stores what it was asked (model, settings, inputs) in Parquet.
 META_KEY = b"vcrbench"
 
 
@@ -63,15 +65,11 @@ def write_parquet(
 ) -> Path:
     """Write ``data`` to ``path`` atomically and deterministically.
 
-    ``metadata`` (JSON-serialisable) is stored in the file's schema metadata under ``vcrbench``.
+    ``metadata`` (JSON-serialisable) is stored in the file's schema metadata under ``vcrbench``,
+    the provenance record (:mod:`vcrbench.provenance`) under ``vcrbench.provenance``.
     """
     table = to_table(data)
-    meta = dict(table.schema.metadata or {})
-    # pandas metadata holds the pandas version; drop it so output bytes do not depend on it.
-    meta.pop(b"pandas", None)
-    if metadata is not None:
-        meta[META_KEY] = json.dumps(metadata, sort_keys=True, default=str).encode()
-    table = table.replace_schema_metadata(meta or None)
+    table = table.replace_schema_metadata(schema_metadata(table.schema, metadata))
     with atomic_path(path) as tmp:
         pq.write_table(
             table,
@@ -82,6 +80,18 @@ def write_parquet(
             write_statistics=True,
         )
     return Path(path)
+
+
+def schema_metadata(schema: pa.Schema, metadata: Mapping | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata of a Parquet file of ``schema``: its own (less pandas'), the
+    stage's ``metadata`` under :data:`META_KEY`, and the provenance record."""
+    meta = dict(schema.metadata or {})
+    # pandas metadata holds the pandas version; drop it so output bytes do not depend on it.
+    meta.pop(b"pandas", None)
+    if metadata is not None:
+        meta[META_KEY] = json.dumps(metadata, sort_keys=True, default=str).encode()
+    meta[provenance.PARQUET_KEY] = provenance.encode()
+    return meta
 
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
@@ -97,6 +107,34 @@ def read_metadata(path: str | os.PathLike) -> dict:
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(META_KEY)
     return json.loads(raw) if raw else {}
+
+
+def read_provenance(path: str | os.PathLike) -> dict:
+    """The provenance record stored in a Parquet file (empty if none)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(provenance.PARQUET_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def read_columns(path: str | os.PathLike, columns: Sequence[str]) -> pd.DataFrame:
+    """Those of ``columns`` that a Parquet file has (in that order), without reading the rest."""
+    try:
+        names = set(pq.read_schema(path).names)
+    except (OSError, pa.ArrowException) as exc:
+        raise OSError(f"cannot read Parquet file {path}: {exc}") from exc
+    return read_parquet(path, columns=[c for c in columns if c in names])
+
+
+def fixed_size_matrix(path: str | os.PathLike, column: str) -> np.ndarray:
+    """A fixed-size list column of a Parquet file as one (rows, size) numpy array (e.g. the
+    ``logprobs`` of a prediction file, float16), without going through pandas objects."""
+    table = pq.read_table(path, columns=[column])
+    field = table.schema.field(column)
+    if not pa.types.is_fixed_size_list(field.type):
+        raise ValueError(f"{path}: column {column!r} is {field.type}, not a fixed-size list")
+    values = table.column(column).combine_chunks()
+    size = field.type.list_size
+    return values.flatten().to_numpy(zero_copy_only=False).reshape(len(values), size)
 
 
 def write_csv(df: pd.DataFrame, path: str | os.PathLike, float_format: str = "%.6g") -> Path:

@@ -11,7 +11,6 @@ Table 2 and Fig. 4/11 do.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,8 +68,7 @@ def _write_batches(
     metadata: Mapping,
 ) -> Path:
     """Stream record batches to ``out_path`` atomically (io's compression and conventions)."""
-    meta = {io.META_KEY: json.dumps(metadata, sort_keys=True, default=str).encode()}
-    schema = schema.with_metadata(meta)
+    schema = schema.with_metadata(io.schema_metadata(schema, metadata))
     with io.atomic_path(out_path) as tmp:
         with pq.ParquetWriter(
             tmp,

@@ -110,6 +110,18 @@ IMAGENET_C_COLUMNS = [
     "n",
     "n_images",
 ]
+#: The first columns of a prediction file, what evaluation reads (the rest of the prediction
+#: schema, top-5, 16-class probabilities, entropy, log-probabilities: vcrbench.inference.outputs).
+PREDICTION_COLUMNS = (
+    "sample_id",
+    "image_id",
+    "label",
+    "dv",
+    "pred",
+    "prob_label",
+    "pred16",
+    "label16",
+)
 #: Columns of ``metrics.parquet`` and ``results/tables/vcr_metrics.csv``, in order.
 METRIC_COLUMNS = [
     "model",

@@ -320,13 +320,17 @@ def write_zero_shot_tables(
     prediction file}``. Both CSVs are written atomically, rows sorted by model and corruption.
     """
     from vcrbench import io
+    from vcrbench.vocab import PREDICTION_COLUMNS
+
+    def read(path):  # the decision columns only (not top-5, 16-class vector or logprobs)
+        return io.read_columns(path, PREDICTION_COLUMNS)
 
     groups = None if seen is None or unseen is None else class_groups(num_classes, seen, unseen)
     per_class, transitions = [], []
     for (model, corruption), files in sorted(predictions.items()):
-        preds = pd.concat([io.read_parquet(f) for f in files], ignore_index=True)
+        preds = pd.concat([read(f) for f in files], ignore_index=True)
         preds = preds.sort_values("sample_id", kind="stable").reset_index(drop=True)
-        ref = io.read_parquet(clean[model])
+        ref = read(clean[model])
         common = {"model": model, "corruption": corruption, "groups": groups, "n_bins": n_bins}
         per_class.append(class_table(preds, ref, class_names=class_names, **common))
         transitions.append(transition_table(preds, ref, **common))

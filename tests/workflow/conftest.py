@@ -15,14 +15,17 @@ REPO = Path(__file__).resolve().parents[2]
 TINY = Path(__file__).with_name("tiny.yaml")
 
 
-def snakemake_command(workdir: Path, *args: str, configfile: Path | None = None) -> list[str]:
-    """The command line that runs snakemake on the repository's Snakefile in ``workdir``."""
+def snakemake_command(
+    workdir: Path, *args: str, configfile: Path | None = None, snakefile: Path | None = None
+) -> list[str]:
+    """The command line that runs snakemake on the repository's Snakefile (or ``snakefile``) in
+    ``workdir``."""
     cmd = [
         sys.executable,
         "-m",
         "snakemake",
         "--snakefile",
-        str(REPO / "Snakefile"),
+        str(snakefile or REPO / "Snakefile"),
         "--directory",
         str(workdir),
     ]
@@ -31,9 +34,16 @@ def snakemake_command(workdir: Path, *args: str, configfile: Path | None = None)
     return cmd + list(args)
 
 
-def snakemake(workdir: Path, *args: str, configfile: Path | None = None, env=None, timeout=1800):
+def snakemake(
+    workdir: Path,
+    *args: str,
+    configfile: Path | None = None,
+    env=None,
+    timeout=1800,
+    snakefile: Path | None = None,
+):
     """Run snakemake on the repository's Snakefile in ``workdir``; return the CompletedProcess."""
-    cmd = snakemake_command(workdir, *args, configfile=configfile)
+    cmd = snakemake_command(workdir, *args, configfile=configfile, snakefile=snakefile)
     run_env = dict(os.environ if env is None else env)
     run_env.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
     return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)

@@ -33,8 +33,8 @@ def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     return jobs
 
 
-def dry_run(workdir, configfile=None):
-    proc = snakemake(workdir, "-n", "--cores", "2", configfile=configfile)
+def dry_run(workdir, configfile=None, extra=()):
+    proc = snakemake(workdir, "-n", "--cores", "2", *extra, configfile=configfile)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc.stdout + proc.stderr
 

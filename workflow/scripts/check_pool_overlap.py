@@ -1,9 +1,9 @@
 """Stop the workflow if any retraining-pool image is an evaluation image (pixel for pixel)."""
 
-from vcrbench import logs
+from vcrbench.plan import job
 from vcrbench.retrain.pool import check_disjoint
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     check_disjoint(
         snakemake.input.pool_images,
         snakemake.input.pool_index,

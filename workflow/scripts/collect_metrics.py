@@ -1,6 +1,7 @@
 """The metrics table: one row per model, corruption and label space."""
 
-from vcrbench import evaluate, logs
+from vcrbench import evaluate
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     evaluate.collect_metrics(list(snakemake.input), snakemake.output[0])

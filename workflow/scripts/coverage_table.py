@@ -2,10 +2,10 @@
 
 from collections import defaultdict
 
-from vcrbench import coverage, io, logs
-from vcrbench.plan import paths
+from vcrbench import coverage, io
+from vcrbench.plan import job, paths
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     cov = snakemake.params.coverage
     vcr = defaultdict(list)
     for path in snakemake.input.shards:

@@ -1,9 +1,9 @@
 """What each defense changes: defended against undefended model, per corruption (defenses.csv)."""
 
-from vcrbench import logs
+from vcrbench.plan import job
 from vcrbench.tables.defenses import defense_table
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     p = snakemake.params
     defense_table(
         p.pairs,

@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from vcrbench import evaluate, logs
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     ref = p.reference

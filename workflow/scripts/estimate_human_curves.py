@@ -4,8 +4,9 @@ from pathlib import Path
 
 from vcrbench import logs
 from vcrbench.humans import stages
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     stages.estimate_reference(

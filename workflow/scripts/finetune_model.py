@@ -2,10 +2,11 @@
 
 from vcrbench import logs
 from vcrbench.models import ModelSpec
+from vcrbench.plan import job
 from vcrbench.retrain.finetune import finetune
 from vcrbench.retrain.loop import TrainSettings
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     run = p.run

@@ -2,7 +2,8 @@
 
 from vcrbench import logs
 from vcrbench.humans import stages
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     stages.geirhos_conditions(snakemake.output[0])

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from vcrbench import logs
 from vcrbench.humans import stages
+from vcrbench.plan import job
 
 TABLES = {
     "geirhos_dnn_table": stages.geirhos_dnn_table,
     "geirhos_trained_table": stages.geirhos_trained,
 }
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     refs = list(p.references)

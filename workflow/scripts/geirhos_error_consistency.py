@@ -1,9 +1,9 @@
 """Error consistency (Cohen's kappa) of Geirhos et al.'s networks with the humans, per condition."""
 
-from vcrbench import logs
 from vcrbench.humans import stages
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     p = snakemake.params
     stages.geirhos_consistency(
         p.references,

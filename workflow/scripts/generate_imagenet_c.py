@@ -3,8 +3,9 @@
 from vcrbench import logs, testset
 from vcrbench.corruptions import get_corruption
 from vcrbench.datasets import CleanSet
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     testset.generate_imagenet_c(

@@ -2,11 +2,10 @@
 
 from pathlib import Path
 
-from vcrbench import logs
 from vcrbench.figures import build
-from vcrbench.plan import paths
+from vcrbench.plan import job, paths
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     dirs = {
         paths.parse(paths.HUMAN_CURVES, p)["reference"]: Path(p).parent
         for p in snakemake.input.curves

@@ -1,9 +1,9 @@
 """Accuracy and consistency of every model on the ImageNet-C sets (per severity and mean)."""
 
-from vcrbench import evaluate, io, logs
-from vcrbench.plan import paths
+from vcrbench import evaluate, io
+from vcrbench.plan import job, paths
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     predictions = {}
     for path in snakemake.input.predictions:
         found = paths.parse(paths.PREDICTIONS_IMAGENET_C, path)

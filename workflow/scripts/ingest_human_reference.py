@@ -1,9 +1,9 @@
 """Trials of one human reference, validated against the human-results schema."""
 
-from vcrbench import logs
 from vcrbench.humans import stages
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     stages.ingest_reference(
         snakemake.wildcards.reference, snakemake.params.entry, snakemake.output[0]
     )

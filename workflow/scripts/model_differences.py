@@ -1,8 +1,9 @@
 """Paired differences of every two models on each corruption and label space (with Holm)."""
 
-from vcrbench import differences, logs
+from vcrbench import differences
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     differences.model_differences(
         list(snakemake.input), snakemake.output[0], relations=snakemake.params.relations
     )

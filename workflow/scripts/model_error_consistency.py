@@ -1,9 +1,9 @@
 """Error consistency (Cohen's kappa) of every pair of models on the same test samples, per bin."""
 
-from vcrbench import consistency, logs
-from vcrbench.plan import paths
+from vcrbench import consistency
+from vcrbench.plan import job, paths
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     files: dict = {}
     for path in snakemake.input:
         w = paths.parse(paths.PREDICTIONS_GROUP, path)

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench import logs, tables
+from vcrbench import tables
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     p = snakemake.params
     built = tables.paper_tables(
         pd.read_csv(snakemake.input.metrics),

@@ -1,9 +1,9 @@
 """Estimated curves s_a and s_p of every model on one corruption, with the human curve (Fig. 6/7)."""
 
-from vcrbench import logs
 from vcrbench.figures import build
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     ref = snakemake.params.reference
     build.plot_curves(
         list(snakemake.input.curves),

@@ -1,9 +1,9 @@
 """Δv histograms of one corruption, ImageNet-C against the VCR test set (Fig. 4/11)."""
 
-from vcrbench import logs
 from vcrbench.figures import build
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     build.plot_dv_histograms(
         snakemake.input.histograms,
         list(snakemake.output),

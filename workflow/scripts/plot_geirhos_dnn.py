@@ -3,8 +3,8 @@
 networks' heat map (``plot_geirhos_trained``); and the models' error consistency with each other
 (``plot_model_consistency``)."""
 
-from vcrbench import logs
 from vcrbench.figures import build
+from vcrbench.plan import job
 
 PLOTS = {
     "plot_geirhos_dnn": build.plot_geirhos_dnn,
@@ -13,5 +13,5 @@ PLOTS = {
     "plot_model_consistency": build.plot_model_consistency,
 }
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     PLOTS[snakemake.rule](snakemake.input[0], list(snakemake.output), style=snakemake.params.style)

@@ -1,9 +1,9 @@
 """HMRI and MRSI bars of every model on one corruption (Fig. 6/7)."""
 
-from vcrbench import logs
 from vcrbench.figures import build
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     build.plot_hmri_mrsi(
         snakemake.input.metrics,
         list(snakemake.output),

@@ -1,9 +1,9 @@
 """ImageNet-C accuracy against R̂_a and R̂_p, one point per model (Fig. 5)."""
 
-from vcrbench import logs
 from vcrbench.figures import build
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     build.plot_imagenet_c_vs_vcr(
         snakemake.input.imagenet_c,
         snakemake.input.metrics,

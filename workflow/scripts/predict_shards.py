@@ -2,8 +2,9 @@
 
 from vcrbench import inference, logs
 from vcrbench.models import ModelSpec
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     execution = snakemake.config["inference"]  # batch size, workers: not params (see the rule)
@@ -16,4 +17,5 @@ with logs.job_log(snakemake.log[0]):
         num_workers=execution["num_workers"],
         precision=p.precision,
         label_space=p.label_space,
+        save_logprobs=p.save_logprobs,
     )

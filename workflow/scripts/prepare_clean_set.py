@@ -1,8 +1,9 @@
 """Decode, resize (256) and centre-crop (224) the dataset into the clean set."""
 
-from vcrbench import datasets, logs
+from vcrbench import datasets
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     ds = snakemake.params.dataset
     records = datasets.load_dataset(
         ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"], split=ds["split"]

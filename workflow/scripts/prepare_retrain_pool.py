@@ -1,9 +1,9 @@
 """Prepare the retraining pool's labelled images exactly as the evaluation clean set."""
 
-from vcrbench import logs
+from vcrbench.plan import job
 from vcrbench.retrain.pool import prepare_pool
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     prepare_pool(
         snakemake.params.pool,
         images_path=snakemake.output.images,

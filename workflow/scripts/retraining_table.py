@@ -2,9 +2,10 @@
 
 import pandas as pd
 
-from vcrbench import logs, tables
+from vcrbench import tables
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     p = snakemake.params
     table = tables.retraining_table(
         pd.read_csv(snakemake.input.metrics),

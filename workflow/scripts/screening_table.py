@@ -1,9 +1,10 @@
 """The screening experiment ("same corruption or not?"): a binomial test per pair of corruptions."""
 
-from vcrbench import corruptions, logs
+from vcrbench import corruptions
 from vcrbench.humans import screening
+from vcrbench.plan import job
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     screening.screening(
         snakemake.input[0],
         snakemake.output[0],

@@ -1,9 +1,9 @@
 """Per-class accuracy along dv and the class-transition table (datasets with their own classes)."""
 
-from vcrbench import logs, zeroshot
-from vcrbench.plan import paths
+from vcrbench import zeroshot
+from vcrbench.plan import job, paths
 
-with logs.job_log(snakemake.log[0]):
+with job.run(snakemake):
     files: dict = {}
     for path in snakemake.input.predictions:
         w = paths.parse(paths.PREDICTIONS_GROUP, path)

@@ -1,11 +1,12 @@
 """Inference jobs: a model's predictions on shards of corrupted images, or on the clean set
-(:mod:`~vcrbench.inference.run`), fed by the readers of :mod:`~vcrbench.inference.readers`."""
+(:mod:`~vcrbench.inference.run`), fed by the readers of :mod:`~vcrbench.inference.readers`,
+keeping what :mod:`~vcrbench.inference.outputs` says of each image's softmax."""
 
 from vcrbench.errors import InferenceError
+from vcrbench.inference.outputs import PREDICTION_SCHEMA, TOP_K, logprobs_field
 from vcrbench.inference.readers import shard_batches
 from vcrbench.inference.run import (
     DEFAULT_BATCH_SIZE,
-    PREDICTION_SCHEMA,
     predict_clean,
     predict_shards,
     resolve_precision,
@@ -14,7 +15,9 @@ from vcrbench.inference.run import (
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "PREDICTION_SCHEMA",
+    "TOP_K",
     "InferenceError",
+    "logprobs_field",
     "predict_clean",
     "predict_shards",
     "resolve_precision",

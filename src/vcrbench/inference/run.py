@@ -4,14 +4,17 @@ One job = one model and a list of shards (one corruption's shard group, or an Im
 one model and the clean set. Images are read by a torch ``DataLoader`` (worker processes, pinned
 memory on a GPU), moved to the model's device as uint8, preprocessed there by the model's own
 :class:`~vcrbench.models.Preprocess`, and classified under ``torch.inference_mode``, channels_last,
-with bf16/fp16 autocast on a GPU where the model allows. Softmax, top-1, the probability of the
-label and the 16-class decision are computed on the device in float32; results stay there until
-the job ends, then one Parquet file is written atomically, so a killed job leaves no predictions
-file and a rerun on the CPU gives a byte-identical file.
+with bf16/fp16 autocast on a GPU where the model allows. The softmax and what is kept of it
+(top-1, the label's probability, the 16-class decision, top-5, the 16-class probabilities, the
+entropy, optionally the log-probabilities: :mod:`vcrbench.inference.outputs`) are computed on the
+device in float32; results stay there until the job ends, then one Parquet file is written
+atomically, so a killed job leaves no predictions file and a rerun on the CPU gives a
+byte-identical file.
 
-Output: the prediction schema of ``docs/architecture.md`` (:data:`PREDICTION_SCHEMA`), one row per
-input row, in input order (shards in the order given, rows in file order), plus ``severity`` when
-the inputs have it (ImageNet-C sets).
+Output: the prediction schema of ``docs/models.md``
+(:data:`~vcrbench.inference.outputs.PREDICTION_SCHEMA`), one row per input row, in input order
+(shards in the order given, rows in file order), plus ``severity`` when the inputs have it
+(ImageNet-C sets), plus ``logprobs`` with ``save_logprobs``.
 
 Batches never span two Parquet row groups (a shard written in one row group gives batches of
 ``batch_size`` and one shorter tail batch), so each image's batch, and thus its prediction, does
@@ -29,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 from tqdm.auto import tqdm
@@ -37,6 +39,7 @@ from tqdm.auto import tqdm
 from vcrbench import io, runtime
 from vcrbench.datasets import CleanSet
 from vcrbench.errors import InferenceError
+from vcrbench.inference.outputs import Outputs, empty_columns, table
 from vcrbench.inference.readers import (
     CleanBatches,
     DefendedBatches,
@@ -48,7 +51,6 @@ from vcrbench.labels import (
     LabelSpace,
     check_compatible,
     check_labels,
-    geirhos16_matrix,
     get_label_space,
     imagenet_to_16,
 )
@@ -59,18 +61,6 @@ from vcrbench.vocab import PRECISIONS
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 64
-PREDICTION_SCHEMA = pa.schema(
-    [
-        ("sample_id", pa.int64()),
-        ("image_id", pa.string()),
-        ("label", pa.int64()),
-        ("dv", pa.float64()),
-        ("pred", pa.int32()),
-        ("prob_label", pa.float32()),
-        ("pred16", pa.int8()),
-        ("label16", pa.int8()),
-    ]
-)
 
 
 # --------------------------------------------------------------------------- settings
@@ -128,14 +118,12 @@ def _run(
     num_workers: int,
     dtype: torch.dtype | None,
     progress: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    save_logprobs: bool,
+) -> dict[str, np.ndarray]:
     n = len(labels)
-    imagenet = model.label_space.is_imagenet1k
-    labels_t = torch.from_numpy(labels.astype(np.int64)).to(device)
-    pred = torch.empty(n, dtype=torch.int32, device=device)
-    prob_label = torch.empty(n, dtype=torch.float32, device=device)
-    pred16 = torch.full((n,), -1, dtype=torch.int8, device=device)
-    m16 = torch.from_numpy(geirhos16_matrix().copy()).to(device) if imagenet else None
+    outputs = Outputs(
+        labels, model.num_classes, model.label_space.is_imagenet1k, save_logprobs, device
+    )
     loader = DataLoader(
         dataset,
         batch_size=None,
@@ -169,45 +157,23 @@ def _run(
                     f"model {model.name!r} gave logits of shape {tuple(logits.shape)} for {b} "
                     f"images; expected ({b}, {model.num_classes})"
                 )
-            probs = torch.softmax(logits.float(), dim=1)
-            lab = labels_t[offset : offset + b]
-            pred[offset : offset + b] = probs.argmax(dim=1).to(torch.int32)
-            p = probs.gather(1, lab.clamp(min=0).unsqueeze(1)).squeeze(1)
-            prob_label[offset : offset + b] = torch.where(lab >= 0, p, torch.nan)
-            if m16 is not None:
-                pred16[offset : offset + b] = (probs @ m16).argmax(dim=1).to(torch.int8)
+            outputs.add(offset, logits)
             seen += b
             bar.update(b)
     if seen != n:
         raise InferenceError(f"read {seen} images but the inputs list {n} rows")
-    return pred.cpu().numpy(), prob_label.cpu().numpy(), pred16.cpu().numpy()
+    return outputs.columns()
 
 
 def _write(
     meta: pd.DataFrame,
-    outputs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    columns: dict[str, np.ndarray],
     label16: np.ndarray,
+    num_classes: int,
     out_path: str | os.PathLike,
     metadata: dict,
 ) -> Path:
-    pred, prob_label, pred16 = outputs
-    arrays = [
-        pa.array(meta["sample_id"].to_numpy(dtype=np.int64), pa.int64()),
-        pa.array(meta["image_id"].astype(str).tolist(), pa.string()),
-        pa.array(meta["label"].to_numpy(dtype=np.int64), pa.int64()),
-        pa.array(meta["dv"].to_numpy(dtype=np.float64), pa.float64()),
-        pa.array(pred, pa.int32()),
-        pa.array(prob_label, pa.float32()),
-        pa.array(pred16, pa.int8()),
-        pa.array(label16, pa.int8()),
-    ]
-    schema = PREDICTION_SCHEMA
-    if "severity" in meta:
-        severity = pa.array(meta["severity"].to_numpy())
-        arrays.append(severity)
-        schema = schema.append(pa.field("severity", severity.type))
-    table = pa.Table.from_arrays(arrays, schema=schema)
-    return io.write_parquet(table, out_path, metadata=metadata)
+    return io.write_parquet(table(meta, columns, label16, num_classes), out_path, metadata=metadata)
 
 
 def _job_metadata(
@@ -247,6 +213,7 @@ def _predict(
     label_space,
     model: Classifier | None,
     where: str,
+    save_logprobs: bool,
 ) -> Path:
     device = resolve_device(device)
     batch = spec.batch_size or batch_size or DEFAULT_BATCH_SIZE
@@ -257,16 +224,16 @@ def _predict(
     if len(meta) == 0:
         space = model.label_space if model is not None else spec.output_space
         check_labels(labels, space, where)
-        empty = (np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.int8))
+        columns = empty_columns(space.num_classes, save_logprobs)
         info = model.info if model is not None else {"spec": spec.to_config()}
         metadata = _job_metadata(spec.name, spec, info, precision_name, device, batch, inputs)
-        return _write(meta, empty, np.zeros(0, np.int8), out_path, metadata)
+        return _write(meta, columns, np.zeros(0, np.int8), space.num_classes, out_path, metadata)
     model, space = _model_and_space(spec, model, device, label_space)
     check_labels(labels, space, where)
     dataset = make_dataset(batch)
     if spec.defense is not None:  # part of the model: on every image, before its preprocessing
         dataset = DefendedBatches(dataset, spec.defense)
-    outputs = _run(
+    columns = _run(
         model,
         dataset,
         labels,
@@ -274,9 +241,10 @@ def _predict(
         _num_workers(num_workers, device),
         dtype,
         progress,
+        save_logprobs,
     )
     metadata = _job_metadata(model.name, spec, model.info, precision_name, device, batch, inputs)
-    return _write(meta, outputs, _label16(labels, space), out_path, metadata)
+    return _write(meta, columns, _label16(labels, space), model.num_classes, out_path, metadata)
 
 
 def predict_shards(
@@ -291,6 +259,7 @@ def predict_shards(
     *,
     label_space: LabelSpace | str | dict | None = None,
     model: Classifier | None = None,
+    save_logprobs: bool = False,
 ) -> Path:
     """Predict every image of ``shard_paths`` with the model of ``spec``; write ``out_path``.
 
@@ -313,6 +282,9 @@ def predict_shards(
         The label space of the data; if given, the model's must be the same (else an error).
     model
         An already built model for ``spec`` (benchmarks, tests); built from ``spec`` if None.
+    save_logprobs
+        Also write each image's full log-softmax (float16 column ``logprobs``); nothing else
+        changes.
 
     Returns the output path. Nothing is written if the job fails.
     """
@@ -331,6 +303,7 @@ def predict_shards(
         label_space,
         model,
         where=f"shards {', '.join(str(p) for p in shard_paths)}",
+        save_logprobs=save_logprobs,
     )
 
 
@@ -346,6 +319,7 @@ def predict_clean(
     *,
     label_space: LabelSpace | str | dict | None = None,
     model: Classifier | None = None,
+    save_logprobs: bool = False,
 ) -> Path:
     """Predict every image of the clean set (once per model); write ``out_path``.
 
@@ -379,4 +353,5 @@ def predict_clean(
         label_space,
         model,
         where=f"clean set {clean_set.images_path}",
+        save_logprobs=save_logprobs,
     )

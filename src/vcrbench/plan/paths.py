@@ -82,7 +82,10 @@ TRAINING_LOG = f"{RETRAIN}/{{run}}/training_log.{{ext}}"
 CHECKPOINTS = f"{RETRAIN}/{{run}}/checkpoints"
 
 
-# --------------------------------------------------------------------------- logs
+# --------------------------------------------------------------------------- logs, provenance
+
+#: Where each output's provenance record lives (:func:`provenance`).
+PROVENANCE = f"{RESULTS}/provenance"
 
 
 def log(rule: str, name: str) -> str:
@@ -93,6 +96,14 @@ def log(rule: str, name: str) -> str:
 def benchmark(rule: str, name: str) -> str:
     """A rule's benchmark file: ``results/benchmarks/{rule}/{name}.tsv``."""
     return f"{RESULTS}/benchmarks/{rule}/{name}.tsv"
+
+
+def provenance(output: str | Path) -> str:
+    """The provenance sidecar of a workflow output: ``results/provenance/<path under
+    results>.json`` (e.g. ``results/provenance/tables/vcr_metrics.csv.json``)."""
+    path = Path(output).as_posix()
+    rel = path[len(RESULTS) + 1 :] if path.startswith(f"{RESULTS}/") else path.lstrip("/")
+    return f"{PROVENANCE}/{rel}.json"
 
 
 # --------------------------------------------------------------------------- helpers

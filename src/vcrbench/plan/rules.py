@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from vcrbench.figures.options import check_options
 from vcrbench.plan import config as cfg
-from vcrbench.plan import figures, humans, paths, resources
+from vcrbench.plan import figures, humans, paths, resources, versions
 from vcrbench.plan import retrain as rt
 from vcrbench.plan.config import canonical
 from vcrbench.plan.models import defense_pairs
@@ -71,6 +71,12 @@ class Plan:
     def section(self, name: str) -> dict:
         """A config block with its keys sorted (a rule's params: reordered keys rerun nothing)."""
         return canonical(self.config[name])
+
+    @staticmethod
+    def version(stage: str) -> int:
+        """The version of ``stage``'s computation, every rule's ``version`` param
+        (:mod:`vcrbench.plan.versions`)."""
+        return versions.version(stage)
 
     @staticmethod
     def resources(rule: str, **computed) -> Mapping:

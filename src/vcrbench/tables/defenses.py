@@ -29,7 +29,7 @@ from vcrbench.differences import differences
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
 from vcrbench.estimation.bootstrap import small_sample_factor
-from vcrbench.evaluate import outcomes, read_predictions
+from vcrbench.evaluate import outcomes, read_prediction_file, read_predictions
 from vcrbench.vocab import HUMAN_LABEL_SPACE
 
 PathLike = str | os.PathLike
@@ -184,7 +184,10 @@ def defense_effects(
         for name in (model, undefended):
             if name not in predictions or name not in clean:
                 raise EvaluationError(f"defense table: no predictions of model {name!r}")
-        clean_d, clean_u = io.read_parquet(clean[model]), io.read_parquet(clean[undefended])
+        clean_d, clean_u = (
+            read_prediction_file(clean[model]),
+            read_prediction_file(clean[undefended]),
+        )
         deltas = _delta_rows(replicates, model, undefended)
         for corruption in sorted(predictions[model]):
             if corruption not in predictions[undefended]:

@@ -1,0 +1,73 @@
+"""The version of each stage's computation: bump a stage's number when its code changes what it
+writes, and the next run redoes that stage's jobs and everything that reads their outputs, and
+nothing else.
+
+Every rule passes its stage's version as the param ``version`` (``PLAN.version("stage")``);
+Snakemake reruns a job whose params changed (its ``params`` rerun trigger, on by default), and
+the jobs downstream of it since their inputs are then newer. A stage is a rule, except ``predict``
+(the three prediction rules, one computation); a rule made with ``use rule … as … with:``
+(``predict_imagenet_c``, ``sample_retrain_manifest``, ``generate_retrain_shard``) keeps the
+version of the rule it is made from. The version is also in every output's provenance record
+(``stage_version``, :mod:`vcrbench.provenance`).
+"""
+
+from __future__ import annotations
+
+from vcrbench.errors import PlanError, did_you_mean
+
+VERSIONS: dict[str, int] = {
+    # stage I: test sets
+    "prepare_clean_set": 1,
+    "sample_manifest": 1,
+    "generate_shard": 1,
+    "generate_imagenet_c": 1,
+    "coverage_table": 1,
+    # inference
+    "predict": 1,
+    # humans
+    "ingest_human_reference": 1,
+    "map_human_conditions": 1,
+    "estimate_human_curves": 1,
+    "geirhos_dnn_table": 1,
+    "geirhos_conditions_table": 1,
+    "geirhos_trained_table": 1,
+    "geirhos_error_consistency": 1,
+    "screening_table": 1,
+    # estimation
+    "estimate_curves": 1,
+    "collect_metrics": 1,
+    "model_differences": 1,
+    "model_error_consistency": 1,
+    "zero_shot_tables": 1,
+    "defense_table": 1,
+    # tables and figures
+    "imagenet_c_accuracy": 1,
+    "paper_tables": 1,
+    "retraining_table": 1,
+    "human_similarity": 1,
+    "plot_curves": 1,
+    "plot_hmri_mrsi": 1,
+    "plot_dv_histograms": 1,
+    "plot_imagenet_c_vs_vcr": 1,
+    "plot_human_similarity": 1,
+    "plot_geirhos_dnn": 1,
+    "plot_geirhos_trained": 1,
+    "plot_geirhos_consistency": 1,
+    "plot_model_consistency": 1,
+    "plot_defenses": 1,
+    # retraining
+    "prepare_retrain_pool": 1,
+    "check_pool_overlap": 1,
+    "finetune_model": 1,
+}
+
+
+def version(stage: str) -> int:
+    """The version of ``stage``'s computation (an error naming it if it has none)."""
+    try:
+        return VERSIONS[stage]
+    except KeyError:
+        raise PlanError(
+            f"stage {stage!r} has no version in vcrbench.plan.versions"
+            + did_you_mean(stage, VERSIONS)
+        ) from None

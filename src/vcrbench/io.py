@@ -142,25 +142,9 @@ def image_column(images: np.ndarray) -> pa.FixedSizeBinaryArray:
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(h * w * 3), n, [None, data])
 
 
-def images_from_table(
-    table: pa.Table, where: str = "table", out: np.ndarray | None = None
-) -> np.ndarray:
-    """(N, H, W, 3) uint8 from a table's ``image``, ``height`` and ``width`` columns.
-
-    Reads the column's data buffer as a whole (``fixed_size_binary`` of this layout, or the older
-    ``binary``/``large_binary`` one), checks that every row holds H*W*3 bytes, and copies it once
-    into ``out`` (an (N, H, W, 3) uint8 array, e.g. a shared-memory tensor's) or a new array.
-    """
-    n = table.num_rows
-    if n == 0:
-        return np.zeros((0, 0, 0, 3), dtype=np.uint8) if out is None else out
-    heights = table.column("height").to_numpy()
-    widths = table.column("width").to_numpy()
-    if (heights != heights[0]).any() or (widths != widths[0]).any():
-        raise ValueError(f"{where}: images of different sizes in one row group")
-    h, w = int(heights[0]), int(widths[0])
-    size = h * w * 3
-    col = table.column("image").combine_chunks()
+def _pixels(col: pa.Array, h: int, w: int, where: str) -> np.ndarray:
+    """A zero-copy (N, H, W, 3) view of one chunk of an ``image`` column."""
+    n, size = len(col), h * w * 3
     if col.null_count:
         raise ValueError(f"{where}: missing image bytes")
     buffers = col.buffers()
@@ -177,16 +161,40 @@ def images_from_table(
         if not (np.diff(offsets) == size).all():
             raise ValueError(f"{where}: image bytes do not match height x width x 3")
         start = int(offsets[0])
-        buffers = [None, None, buffers[2]]
     else:
         raise ValueError(f"{where}: column 'image' is {col.type}, not binary")
     data = np.frombuffer(buffers[-1], dtype=np.uint8)[start : start + n * size]
-    data = data.reshape(n, h, w, 3)
+    return data.reshape(n, h, w, 3)
+
+
+def images_from_table(
+    table: pa.Table, where: str = "table", out: np.ndarray | None = None
+) -> np.ndarray:
+    """(N, H, W, 3) uint8 from a table's ``image``, ``height`` and ``width`` columns.
+
+    Reads each chunk's data buffer as a whole (``fixed_size_binary`` of this layout, or the older
+    ``binary``/``large_binary`` one), checks that every row holds H*W*3 bytes, and copies it once
+    into ``out`` (an (N, H, W, 3) uint8 array, e.g. a shared-memory tensor's) or a new array.
+    """
+    n = table.num_rows
+    if n == 0:
+        return np.zeros((0, 0, 0, 3), dtype=np.uint8) if out is None else out
+    heights = table.column("height").to_numpy()
+    widths = table.column("width").to_numpy()
+    if (heights != heights[0]).any() or (widths != widths[0]).any():
+        raise ValueError(f"{where}: images of different sizes in one row group")
+    h, w = int(heights[0]), int(widths[0])
     if out is None:
-        return data.copy()  # a writable array that owns its memory
-    if out.shape != data.shape or out.dtype != np.uint8:
-        raise ValueError(f"{where}: output buffer {out.dtype} {out.shape}, need uint8 {data.shape}")
-    np.copyto(out, data)
+        out = np.empty((n, h, w, 3), dtype=np.uint8)
+    elif out.shape != (n, h, w, 3) or out.dtype != np.uint8:
+        raise ValueError(
+            f"{where}: output buffer {out.dtype} {out.shape}, need uint8 {(n, h, w, 3)}"
+        )
+    at = 0
+    for chunk in table.column("image").chunks:
+        if len(chunk):
+            out[at : at + len(chunk)] = _pixels(chunk, h, w, where)
+            at += len(chunk)
     return out
 
 

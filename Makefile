@@ -30,7 +30,7 @@ test-fast: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check src tests workflow benchmarks
+	$(BIN)/ruff check src tests workflow benchmarks scripts
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint
 

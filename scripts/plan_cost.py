@@ -28,6 +28,22 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
+def absolute_paths(node):
+    """Every string in the config that names an existing file or folder (relative to the current
+    directory), made absolute: the dry run runs in another directory."""
+    if isinstance(node, dict):
+        return {k: absolute_paths(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [absolute_paths(v) for v in node]
+    if isinstance(node, str) and node and not Path(node).is_absolute():
+        try:
+            if Path(node).exists() and ("/" in node or "." in node):
+                return str(Path(node).resolve())
+        except OSError:
+            pass
+    return node
+
+
 def stand_ins(config: dict, workdir: Path) -> list[str]:
     """Point missing inputs at empty stand-ins under ``workdir``; returns what was stood in."""
     made = []
@@ -37,16 +53,22 @@ def stand_ins(config: dict, workdir: Path) -> list[str]:
             made.append(f"dataset.path {dataset['path']}")
             dataset["path"] = str(workdir / "stand-in-dataset")
             Path(dataset["path"]).mkdir(exist_ok=True)
+        else:  # the dry run runs elsewhere: an absolute path
+            dataset["path"] = str(Path(dataset["path"]).resolve())
         labels = dataset.get("labels")
         if labels and not Path(labels).is_file():
             made.append(f"dataset.labels {labels}")
             dataset["labels"] = str(workdir / "stand-in-labels.csv")
             Path(dataset["labels"]).write_text("file,label\n")
+        elif labels:
+            dataset["labels"] = str(Path(labels).resolve())
     pool = ((config.get("retrain") or {}).get("pool")) or {}
     if pool.get("path") and not Path(pool["path"]).is_dir():
         made.append(f"retrain.pool.path {pool['path']}")
         pool["path"] = str(workdir / "stand-in-pool")
         Path(pool["path"]).mkdir(exist_ok=True)
+    elif pool.get("path"):
+        pool["path"] = str(Path(pool["path"]).resolve())
     for name, entry in (config.get("models") or {}).items():
         checkpoint = (entry or {}).get("checkpoint")
         if not checkpoint:
@@ -112,6 +134,7 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="vcr-plan-")) if args.keep is None else args.keep
     workdir.mkdir(parents=True, exist_ok=True)
     try:
+        config = absolute_paths(config)
         made = stand_ins(config, workdir)
         config_path = workdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -157,6 +180,11 @@ def main() -> None:
         "not planned here: fine-tuning (retrain runs) GPU time, figures and human stages "
         "(minutes on a CPU)",
     ]
+    if config["sampling"]["mode"] == "dv-uniform":
+        notes.append(
+            "sampling.mode dv-uniform: the manifest's pilot (corrupt + measure, then resample) "
+            "is not counted in the core-hours"
+        )
     if made:
         notes.append("stand-ins for the dry run: " + "; ".join(made))
     print(cost.report(tables, notes), end="")

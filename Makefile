@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 SNAKEMAKE_ARGS ?=
 
-.PHONY: setup run test test-fast lint report lock envs clean
+.PHONY: setup run test test-fast lint report lock envs clean plan
 
 # A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
 # the lock file or pyproject.toml changes.
@@ -30,9 +30,15 @@ test-fast: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check src tests workflow benchmarks
+	$(BIN)/ruff check src tests workflow benchmarks scripts
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/snakemake --lint
+
+# What a config costs before it runs (jobs per rule, disk, CPU core-hours, GPU-hours):
+# make plan CONFIG=config/paper.yaml
+CONFIG ?= config/config.yaml
+plan: setup
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python scripts/plan_cost.py --configfile $(CONFIG)
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

@@ -76,14 +76,14 @@ class Timed:
             self.seconds += time.perf_counter() - start
 
 
-def per_corruption(clean: CleanSet, n: int, out: Path) -> None:
+def per_corruption(clean: CleanSet, n: int, out: Path) -> dict:
     print(f"\n## 1. One core, per corruption ({n} images of 224x224 each, load {load()})")
     print(
         f"{'corruption':22s} {'img/s':>7s} {'ms/img':>7s} {'corrupt':>8s} {'dv':>6s} {'write':>6s}"
     )
     corrupt, dv_timer = Timed(measure.corrupt_batch), Timed(measure.visual_change)
     measure.corrupt_batch, measure.visual_change = corrupt, dv_timer
-    rates = []
+    rates, figures = [], {}
     try:
         for name in list_corruptions():
             c = get_corruption(name)
@@ -97,6 +97,13 @@ def per_corruption(clean: CleanSet, n: int, out: Path) -> None:
             wall = time.perf_counter() - start
             rest = wall - corrupt.seconds - dv_timer.seconds
             rates.append(n / wall)
+            figures[name] = {
+                "ms_per_image": round(1000 * wall / n, 3),
+                "corrupt_ms": round(1000 * corrupt.seconds / n, 3),
+                "dv_ms": round(1000 * dv_timer.seconds / n, 3),
+                "write_ms": round(1000 * rest / n, 3),
+                "kib_per_image": round((out / f"{name}.parquet").stat().st_size / n / 1024, 2),
+            }
             print(
                 f"{name:22s} {n / wall:7.1f} {1000 * wall / n:7.1f} "
                 f"{1000 * corrupt.seconds / n:7.1f}ms {1000 * dv_timer.seconds / n:5.1f}ms "
@@ -108,6 +115,30 @@ def per_corruption(clean: CleanSet, n: int, out: Path) -> None:
     print(
         f"{'mean over corruptions':22s} {np.mean(rates):7.1f} (harmonic: {len(rates) / np.sum(1 / np.array(rates)):.1f})"
     )
+    return figures
+
+
+def write_figures(path: Path, figures: dict, n: int, load_before: str) -> None:
+    """The per-corruption figures as JSON, with the machine, date and load they were measured at
+    (``scripts/plan_cost.py`` reads them)."""
+    import datetime
+    import json
+
+    doc = {
+        "what": (
+            "generate_shard on one core per corruption: milliseconds per 224x224 image for the "
+            "whole job step (corrupt + delta-v + write) and its parts; KiB per image of the "
+            f"written shard; {n} images per corruption, parameter-uniform"
+        ),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        "date": datetime.date.today().isoformat(),
+        "load_average_before": load_before,
+        "load_average_after": load(),
+        "corruptions": figures,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    print(f"figures written to {path}")
 
 
 WORKER = """
@@ -212,6 +243,13 @@ def main() -> None:
     )
     parser.add_argument("--shard-size", type=int, default=64)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip (1,2,3)")
+    parser.add_argument(
+        "--figures-out",
+        type=Path,
+        default=None,
+        help="write part 1's per-corruption figures as JSON here (e.g. "
+        "benchmarks/figures/generation.json, read by scripts/plan_cost.py)",
+    )
     args = parser.parse_args()
     single_thread()
     skip = set(args.skip.split(",")) - {""}
@@ -225,7 +263,10 @@ def main() -> None:
         clean = make_clean_set(clean_dir)
         if "1" not in skip:
             (tmp / "one").mkdir()
-            per_corruption(clean, args.per_corruption, tmp / "one")
+            before = load()
+            figures = per_corruption(clean, args.per_corruption, tmp / "one")
+            if args.figures_out is not None:
+                write_figures(args.figures_out, figures, args.per_corruption, before)
         if "2" not in skip:
             (tmp / "stage").mkdir()
             stage(clean_dir, clean, args.stage_shard, tmp / "stage")

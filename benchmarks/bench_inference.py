@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 import torch
 
 from vcrbench import io
@@ -73,24 +73,39 @@ def test_like_images(n: int, seed: int) -> np.ndarray:
     return out
 
 
+SHARD_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.int64()),
+        ("image_id", pa.string()),
+        ("label", pa.int64()),
+        ("dv", pa.float64()),
+        ("bin", pa.int64()),
+        ("height", pa.int64()),
+        ("width", pa.int64()),
+        ("image", pa.binary()),
+    ]
+)
+
+
 def write_shards(folder: Path, images: np.ndarray, shard_size: int) -> list[Path]:
+    """Shards in the workflow's layout (``io.write_image_batches``: the codec and row groups of
+    real shards)."""
     paths = []
     for k, start in enumerate(range(0, len(images), shard_size)):
         part = images[start : start + shard_size]
         n = len(part)
-        df = pd.DataFrame(
-            {
-                "sample_id": np.arange(start, start + n, dtype=np.int64),
-                "image_id": [f"img-{i}" for i in range(start, start + n)],
-                "label": np.full(n, 281, np.int64),
-                "dv": np.linspace(0, 1, n),
-                "bin": np.zeros(n, np.int64),
-                "height": 224,
-                "width": 224,
-                "image": [io.encode_image(im) for im in part],
-            }
-        )
-        paths.append(io.write_parquet(df, folder / f"shard-{k:05d}.parquet"))
+        columns = {
+            "sample_id": np.arange(start, start + n, dtype=np.int64),
+            "image_id": [f"img-{i}" for i in range(start, start + n)],
+            "label": np.full(n, 281, np.int64),
+            "dv": np.linspace(0, 1, n),
+            "bin": np.zeros(n, np.int64),
+            "height": np.full(n, part.shape[1], np.int64),
+            "width": np.full(n, part.shape[2], np.int64),
+            "image": io.image_column(part),
+        }
+        path = folder / f"shard-{k:05d}.parquet"
+        paths.append(io.write_image_batches(path, SHARD_SCHEMA, [columns]))
     return paths
 
 

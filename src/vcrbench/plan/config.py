@@ -146,10 +146,10 @@ def imagenet_c_group_ids(config: Mapping, corruption: str, clean_images: int) ->
 
 
 def imagenet_c_group_shards(
-    config: Mapping, corruption: str, group: str, clean_images: int
+    config: Mapping, corruption: str, group: str, shards: list[str]
 ) -> list[str]:
-    """The ImageNet-C shard ids that inference group ``group`` of ``corruption`` reads."""
-    shards = imagenet_c_shard_ids(config, corruption, clean_images)
+    """Of ``shards``, the ImageNet-C set's shard ids (:func:`imagenet_c_shard_ids`), those that
+    inference group ``group`` of ``corruption`` reads."""
     return _group_shards(config, shards, group, f"the ImageNet-C set of {corruption!r}")
 
 

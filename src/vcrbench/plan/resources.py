@@ -99,14 +99,15 @@ def _grows(first: int | Callable) -> Callable:
     return resource
 
 
-def _model_resources(config: Mapping, model: str) -> dict:
-    from vcrbench.plan.config import model_entries
-
-    return dict(model_entries(config)[model].get("resources") or {})
-
-
 def _inference(config: Mapping, rule: str, clean_images: int) -> dict[str, Callable]:
     """Memory and time of an inference job from its model and its images."""
+    from vcrbench.plan.config import model_entries
+
+    entries = model_entries(config)
+
+    def _model_resources(config: Mapping, model: str) -> dict:
+        return dict(entries[model].get("resources") or {})
+
     base = RULES[rule]
     group_images = config["inference"]["shards_per_job"] * config["sampling"]["shard_size"]
     images = clean_images if rule == "predict_clean" else group_images

@@ -82,9 +82,11 @@ class Plan:
             for s in self.shard_ids(c)
         ]
 
+    @functools.cache  # noqa: B019 - one Plan per workflow; a handful of corruptions
     def imagenet_c_shard_ids(self, corruption: str) -> list[str]:
         return cfg.imagenet_c_shard_ids(self.config, corruption, self.clean_images)
 
+    @functools.cache  # noqa: B019
     def imagenet_c_group_ids(self, corruption: str) -> list[str]:
         return cfg.imagenet_c_group_ids(self.config, corruption, self.clean_images)
 
@@ -103,7 +105,10 @@ class Plan:
     def imagenet_c_group_shard_files(self, wildcards) -> list[str]:
         """The ImageNet-C shards that one inference job (a group) reads."""
         shards = cfg.imagenet_c_group_shards(
-            self.config, wildcards.corruption, wildcards.group, self.clean_images
+            self.config,
+            wildcards.corruption,
+            wildcards.group,
+            self.imagenet_c_shard_ids(wildcards.corruption),
         )
         return [
             paths.fill(paths.IMAGENET_C_SHARD, corruption=wildcards.corruption, shard=s)

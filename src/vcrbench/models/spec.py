@@ -77,6 +77,9 @@ COMMON_KEYS = frozenset(
         "batch_size",
     }
 )
+#: Keys of an entry that are the workflow's, not the model's (what its jobs are given): accepted
+#: and ignored here.
+WORKFLOW_KEYS = frozenset({"resources"})
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
 SOURCE_KEYS: dict[str, frozenset[str]] = {
     "timm": frozenset({"pretrained"}) | CHECKPOINT_KEYS,
@@ -135,7 +138,7 @@ class ModelSpec:
             raise ModelConfigError(
                 f"{where}: unknown source {source!r}; known sources: {', '.join(SOURCES)}"
             )
-        allowed = COMMON_KEYS | SOURCE_KEYS.get(source, frozenset())
+        allowed = COMMON_KEYS | WORKFLOW_KEYS | SOURCE_KEYS.get(source, frozenset())
         unknown = sorted(set(entry) - allowed)
         if unknown:
             raise ModelConfigError(

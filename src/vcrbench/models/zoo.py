@@ -74,6 +74,8 @@ def entry_schema() -> dict[str, Any]:
         "hub_source": {"enum": list(HUB_SOURCES)},
         "prompt": string,
         "class_names": {"oneOf": [{"enum": ["openai", "wordnet"]}, {"type": "array"}]},
+        # the workflow's (what the model's jobs are given; the config schema details it)
+        "resources": {"type": "object"},
     }
     return {
         "type": "object",

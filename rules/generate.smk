@@ -1,5 +1,5 @@
 # Stage I: the clean set, and per corruption a manifest of samples, sharded test sets with dv,
-# and the ImageNet-C comparison sets; the coverage table.
+# and the ImageNet-C comparison sets in shards of the same size; the coverage table.
 
 
 rule prepare_clean_set:
@@ -77,11 +77,11 @@ rule generate_imagenet_c:
         images=rules.prepare_clean_set.output.images,
         index=rules.prepare_clean_set.output.index,
     output:
-        paths.IMAGENET_C_SET,
+        paths.IMAGENET_C_SHARD,
     log:
-        paths.log("generate_imagenet_c", "{corruption}"),
+        paths.log("generate_imagenet_c", "{corruption}/shard-{shard}"),
     benchmark:
-        paths.benchmark("generate_imagenet_c", "{corruption}")
+        paths.benchmark("generate_imagenet_c", "{corruption}/shard-{shard}")
     conda:
         VCRBENCH_ENV
     resources:
@@ -90,6 +90,8 @@ rule generate_imagenet_c:
         version=PLAN.version("generate_imagenet_c"),
         corruption=PLAN.corruption_options,
         n_images=config["imagenet_c"]["n_images"],
+        shard_size=config["sampling"]["shard_size"],
+        n_shards=PLAN.imagenet_c_n_shards,
         seed=config["seed"],
         vif_variant=config["vif"]["variant"],
     script:

@@ -1,6 +1,7 @@
 # Stage III (inference): per model, predictions on the clean images once, and on every group of
-# shards of every corruption (one job per model x corruption x group), and on the ImageNet-C sets.
-# GPU requests live in profiles/slurm; here the rules declare threads and memory only.
+# shards of every corruption's test set and ImageNet-C set (one job per model x corruption x
+# group). Memory and time come from PLAN (the job's images and model, growing with the attempt);
+# threads and GPUs from the workflow profile (profiles/default), partitions from the user's.
 
 
 rule predict_clean:
@@ -55,11 +56,13 @@ rule predict_group:
 
 use rule predict_group as predict_imagenet_c with:
     input:
-        shards=[rules.generate_imagenet_c.output[0]],
+        shards=PLAN.imagenet_c_group_shard_files,
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_IMAGENET_C,
     log:
-        paths.log("predict_imagenet_c", "{model}/{corruption}"),
+        paths.log("predict_imagenet_c", "{model}/{corruption}/group-{group}"),
     benchmark:
-        paths.benchmark("predict_imagenet_c", "{model}/{corruption}")
+        paths.benchmark("predict_imagenet_c", "{model}/{corruption}/group-{group}")
+    resources:
+        **PLAN.resources("predict_imagenet_c"),

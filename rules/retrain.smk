@@ -60,6 +60,8 @@ use rule sample_manifest as sample_retrain_manifest with:
         paths.log("sample_retrain_manifest", "{run}/{corruption}"),
     benchmark:
         paths.benchmark("sample_retrain_manifest", "{run}/{corruption}")
+    resources:
+        **PLAN.resources("sample_retrain_manifest"),
     params:
         n_samples=PLAN.trainset_n_samples,
         mode=PLAN.trainset_mode,
@@ -77,6 +79,8 @@ use rule generate_shard as generate_retrain_shard with:
         paths.log("generate_retrain_shard", "{run}/{corruption}/shard-{shard}"),
     benchmark:
         paths.benchmark("generate_retrain_shard", "{run}/{corruption}/shard-{shard}")
+    resources:
+        **PLAN.resources("generate_retrain_shard"),
 
 
 # Per-epoch checkpoints go to results/retrain/{run}/checkpoints/, which is not an output: Snakemake
@@ -105,7 +109,7 @@ rule finetune_model:
         VCRBENCH_ENV
     threads: 2
     resources:
-        **PLAN.resources("finetune_model", mem_mb=PLAN.finetune_mem_mb),
+        **PLAN.resources("finetune_model"),
     params:
         version=PLAN.version("finetune_model"),
         base=PLAN.base_entry,

@@ -75,7 +75,7 @@ def _read_dv(paths: Sequence[str | os.PathLike]) -> np.ndarray:
 
 def coverage_table(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
-    imagenet_c: Mapping[str, str | os.PathLike] | None = None,
+    imagenet_c: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]] | None = None,
     n_bins: int = N_BINS,
     min_count: int = COVERAGE_MIN_COUNT,
     reference_n: int = COVERAGE_REFERENCE_N,
@@ -83,7 +83,8 @@ def coverage_table(
 ) -> pd.DataFrame:
     """Rows ``corruption, source, n_images, coverage, covered_bins, bins, min_count, denominator``.
 
-    ``vcr`` maps a corruption to its shard files, ``imagenet_c`` to its comparison set. One
+    ``vcr`` maps a corruption to its shard files, ``imagenet_c`` to its comparison set's file or
+    shard files. One
     threshold per corruption, :func:`threshold` of its VCR set's size, holds for both sources (the
     paper's definition: 20 images per bin for 50,000 VCR and 250,000 ImageNet-C images alike).
     """
@@ -114,7 +115,7 @@ def coverage_table(
 
 def dv_histograms(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
-    imagenet_c: Mapping[str, str | os.PathLike] | None = None,
+    imagenet_c: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]] | None = None,
     n_bins: int = N_BINS,
 ) -> pd.DataFrame:
     """Δv histogram per corruption and source (Fig. 4/11): one row per bin.

@@ -369,7 +369,7 @@ def collect_metrics(
 
 
 def imagenet_c_accuracy(
-    predictions: Mapping[tuple[str, str], str | os.PathLike],
+    predictions: Mapping[tuple[str, str], str | os.PathLike | Sequence[str | os.PathLike]],
     clean: Mapping[str, str | os.PathLike],
     *,
     dataset_label_space: str = IMAGENET1K,
@@ -377,8 +377,9 @@ def imagenet_c_accuracy(
 ) -> pd.DataFrame:
     """Accuracy and consistency of every model on every ImageNet-C set, per severity and mean.
 
-    ``predictions``: ``{(model, corruption): path}`` of ImageNet-C prediction files (the
-    prediction schema plus ``severity``); ``clean``: ``{model: path}`` of clean predictions.
+    ``predictions``: ``{(model, corruption): path or paths}`` of ImageNet-C prediction files
+    (the prediction schema plus ``severity``; the groups of one set are read together);
+    ``clean``: ``{model: path}`` of clean predictions.
     Per label space (``"dataset"`` = ``dataset_label_space``; ``geirhos16`` for models with
     16-class decisions): ``accuracy`` over labelled images (``n`` of them), ``consistency`` =
     share of images whose prediction equals the clean one (``n_images``), the outcomes of
@@ -389,12 +390,21 @@ def imagenet_c_accuracy(
     for (model, corruption), path in sorted(predictions.items()):
         if model not in clean:
             raise EvaluationError(f"ImageNet-C accuracy: no clean predictions for model {model!r}")
-        preds = read_prediction_file(path, ["severity"])
-        missing = sorted(
-            {"image_id", "label", "pred", "pred16", "label16", "severity"} - set(preds.columns)
-        )
-        if missing:
-            raise EvaluationError(f"{path}: lacks column(s) {missing}")
+        files = [path] if isinstance(path, str | os.PathLike) else list(path)
+        if not files:
+            raise EvaluationError(
+                f"ImageNet-C accuracy: no prediction files for {model!r} on {corruption!r}"
+            )
+        parts = [read_prediction_file(f, ["severity"]) for f in files]
+        for f, part in zip(files, parts, strict=True):
+            missing = sorted(
+                {"image_id", "label", "pred", "pred16", "label16", "severity"} - set(part.columns)
+            )
+            if missing:
+                raise EvaluationError(f"{f}: lacks column(s) {missing}")
+        parts = [part for part in parts if len(part)] or parts[:1]  # empty groups: no rows
+        preds = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        path = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
         ref = read_prediction_file(clean[model])
         for space in dict.fromkeys(
             dataset_label_space if s == DATASET_LABEL_SPACE else s for s in label_spaces

@@ -149,35 +149,102 @@ def generate_shard(
 
 
 def imagenet_c_rows(
-    corruption: Corruption, clean_set, seed: int, n_images: int | None = None
+    corruption: Corruption,
+    clean_set,
+    seed: int,
+    n_images: int | None = None,
+    start: int = 0,
+    stop: int | None = None,
 ) -> pd.DataFrame:
-    """The ImageNet-C comparison samples: every image at each of the five severities."""
+    """The ImageNet-C comparison samples: every image at each of the five severities.
+
+    The first ``n_images`` clean images (all if None), severity by severity: sample ``s`` is image
+    ``s mod n`` at severity ``s div n + 1`` (``n`` images per severity), with its own seed
+    ``derive_seed(seed, "imagenet-c", corruption, severity, image_id)``. ``start``/``stop`` select
+    the samples ``start <= sample_id < stop`` (a shard) without computing the others; every
+    sample is the same whichever range it is computed in.
+    """
     if not corruption.imagenet_c:
         raise ValueError(f"corruption {corruption.name!r} has no ImageNet-C severities")
-    ids = clean_set.image_ids
-    labels = clean_set.labels
+    ids = list(clean_set.image_ids)
+    labels = np.asarray(clean_set.labels, dtype=np.int64)
     if n_images is not None:
         if n_images < 1:
             raise ValueError(f"n_images must be at least 1, not {n_images}")
         ids, labels = ids[:n_images], labels[:n_images]
-    frames = []
-    for severity, params in enumerate(corruption.imagenet_c, start=1):
-        n = len(ids)
-        frame = pd.DataFrame(
-            {
-                "sample_id": np.arange((severity - 1) * n, severity * n, dtype=np.int64),
-                "image_id": ids,
-                "label": np.asarray(labels, dtype=np.int64),
-                "severity": np.full(n, severity, dtype=np.int64),
-                "seed": [
-                    derive_seed(seed, "imagenet-c", corruption.name, severity, i) for i in ids
+    n = len(ids)
+    total = n * len(corruption.imagenet_c)
+    stop = total if stop is None else min(int(stop), total)
+    sample_ids = np.arange(min(int(start), stop), stop, dtype=np.int64)
+    image = sample_ids % n if n else sample_ids
+    severity = sample_ids // n + 1 if n else sample_ids
+    frame = pd.DataFrame(
+        {
+            "sample_id": sample_ids,
+            "image_id": [ids[i] for i in image],
+            "label": labels[image],
+            "severity": severity.astype(np.int64),
+            "seed": np.array(
+                [
+                    derive_seed(seed, "imagenet-c", corruption.name, int(sev), ids[i])
+                    for sev, i in zip(severity, image, strict=True)
                 ],
-            }
+                dtype=np.int64,
+            ),
+        }
+    )
+    for name in corruption.param_names:
+        levels = np.array([float(p[name]) for p in corruption.imagenet_c], dtype=np.float64)
+        frame[param_column(name)] = levels[severity - 1] if len(frame) else levels[:0]
+    return frame
+
+
+def imagenet_c_shards(n_images: int, n_severities: int, shard_size: int) -> int:
+    """Shards of an ImageNet-C set of ``n_images`` images per severity: ceil(n·severities / size)."""
+    return -(-int(n_images) * int(n_severities) // int(shard_size))
+
+
+def generate_imagenet_c_shard(
+    corruption: Corruption,
+    clean_set,
+    shard: int,
+    shard_size: int,
+    n_shards: int,
+    out_path: str | os.PathLike,
+    vif_variant: str = "kumar",
+    seed: int = 0,
+    n_images: int | None = None,
+    device=None,
+    batch_size: int = 64,
+) -> Path:
+    """Shard ``shard`` of the ImageNet-C set: its samples ``shard·shard_size`` up to the next shard.
+
+    The set is :func:`imagenet_c_rows` (the same samples, pixels and seeds whatever the shard
+    size); ``n_shards`` is what the workflow planned for it from the config. A set with fewer
+    samples than planned (images skipped as unreadable) leaves the last shards short or empty (an
+    empty shard is a valid file with no rows); a set with more samples than the planned shards
+    hold raises, naming the counts, since those samples would be lost.
+    """
+    if shard_size < 1:
+        raise ValueError(f"shard_size must be at least 1, not {shard_size}")
+    if not 0 <= int(shard) < int(n_shards):
+        raise ValueError(f"ImageNet-C shard {shard} is not one of the {n_shards} planned shards")
+    n = len(clean_set.image_ids) if n_images is None else min(n_images, len(clean_set.image_ids))
+    total = n * len(corruption.imagenet_c)
+    if total > int(n_shards) * int(shard_size):
+        raise ValueError(
+            f"the ImageNet-C set of {corruption.name!r} has {total} samples ({n} images x "
+            f"{len(corruption.imagenet_c)} severities) but {n_shards} shards of {shard_size} "
+            "were planned from the config: the clean set holds more images than the dataset's "
+            "listing gave at planning time (set dataset.limit or imagenet_c.n_images)"
         )
-        for name in corruption.param_names:
-            frame[param_column(name)] = float(params[name])
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    start = int(shard) * int(shard_size)
+    rows = imagenet_c_rows(corruption, clean_set, seed, n_images, start, start + int(shard_size))
+    meta = {"n_images": n, "shard": int(shard), "n": len(rows)}
+    label = f"shard {shard}"
+    return _write_imagenet_c(
+        corruption, clean_set, rows, out_path, vif_variant, device, batch_size, label, meta
+    )
 
 
 def generate_imagenet_c(
@@ -193,10 +260,22 @@ def generate_imagenet_c(
     """The first ``n_images`` clean images (all if None) at ImageNet-C's five severities.
 
     Same columns as a shard plus ``severity`` (1-5); the severities are checked against the
-    parameters' valid ranges, not the sampled domain (a narrowed domain may exclude them).
+    parameters' valid ranges, not the sampled domain (a narrowed domain may exclude them). The
+    whole set in one file; the workflow writes it in shards (:func:`generate_imagenet_c_shard`),
+    whose rows together are this file's.
     """
     rows = imagenet_c_rows(corruption, clean_set, seed, n_images)
-    meta = {"source": "imagenet-c", "n_images": len(rows) // 5}
+    meta = {"n_images": len(rows) // len(corruption.imagenet_c)}
+    return _write_imagenet_c(
+        corruption, clean_set, rows, out_path, vif_variant, device, batch_size, "", meta
+    )
+
+
+def _write_imagenet_c(
+    corruption, clean_set, rows, out_path, vif_variant, device, batch_size, label, meta
+) -> Path:
+    """Write ImageNet-C rows: parameters checked against their limits (a config may narrow the
+    sampled domain below the severities), ``severity`` kept."""
     return _write_set(
         corruption,
         clean_set,
@@ -207,8 +286,8 @@ def generate_imagenet_c(
         batch_size,
         "limits",
         extra=("severity",),
-        desc=f"{corruption.name} ImageNet-C",
-        meta=meta,
+        desc=f"{corruption.name} ImageNet-C {label}".rstrip(),
+        meta={"source": "imagenet-c", **meta},
     )
 
 

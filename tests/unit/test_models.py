@@ -99,10 +99,11 @@ def test_bad_entries_name_the_model_and_the_problem(entry, message):
 
 
 def test_entry_schema_knows_every_key():
-    from vcrbench.models.spec import COMMON_KEYS, SOURCE_KEYS
+    from vcrbench.models.spec import COMMON_KEYS, SOURCE_KEYS, WORKFLOW_KEYS
 
     schema = entry_schema()
-    assert set(schema["properties"]) == set(COMMON_KEYS).union(*SOURCE_KEYS.values())
+    keys = set(COMMON_KEYS).union(WORKFLOW_KEYS, *SOURCE_KEYS.values())
+    assert set(schema["properties"]) == keys
     assert schema["properties"]["source"]["enum"] == list(SOURCES)
 
 

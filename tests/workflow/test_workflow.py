@@ -6,10 +6,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 import yaml
+
+from vcrbench import plan
 
 from .conftest import REPO, TINY, snakemake, write_config
 
@@ -18,19 +22,29 @@ from .conftest import REPO, TINY, snakemake, write_config
 JOB_RE = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+.*\n?)*)", re.MULTILINE)
 
 
+def _job_field(block: str, name: str) -> dict[str, str]:
+    """``key=value, …`` of the line ``name:`` of a dry run's job block."""
+    found = {}
+    for line in block.splitlines():
+        line = line.strip()
+        if line.startswith(f"{name}:"):
+            for part in line[len(name) + 1 :].split(","):
+                key, _, value = part.strip().partition("=")
+                found[key] = value
+    return found
+
+
 def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job a dry run would execute."""
-    jobs = []
-    for m in JOB_RE.finditer(dry_run_output):
-        wildcards = {}
-        for line in m.group(2).splitlines():
-            line = line.strip()
-            if line.startswith("wildcards:"):
-                for part in line[len("wildcards:") :].split(","):
-                    key, _, value = part.strip().partition("=")
-                    wildcards[key] = value
-        jobs.append((m.group(1), wildcards))
-    return jobs
+    return [(m.group(1), _job_field(m.group(2), "wildcards")) for m in JOB_RE.finditer(dry_run_output)]
+
+
+def scheduled_resources(dry_run_output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
+    """(rule, wildcards, resources) of every job a dry run would execute (first attempt)."""
+    return [
+        (m.group(1), _job_field(m.group(2), "wildcards"), _job_field(m.group(2), "resources"))
+        for m in JOB_RE.finditer(dry_run_output)
+    ]
 
 
 def dry_run(workdir, configfile=None, extra=()):
@@ -47,6 +61,23 @@ def test_lint_has_no_findings(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     assert "Lints for" not in out, out[-4000:]
+
+
+RULE_RE = re.compile(r"^(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^\S|\Z)", re.M | re.S)
+
+
+def test_every_rule_that_runs_code_takes_its_resources_from_the_plan():
+    """So that every job's memory and time are sized and grow with the attempt (the plan's
+    functions are tested in tests/unit/test_plan.py, and against Snakemake's values in the
+    paper.yaml plan below)."""
+    checked = []
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        for m in RULE_RE.finditer(smk.read_text()):
+            name, body = m.group(1) or m.group(2), m.group(3)
+            if "script:" in body or "shell:" in body or m.group(2):
+                assert f'**PLAN.resources("{name}"' in body, (smk.name, name)
+                checked.append(name)
+    assert {"generate_imagenet_c", "predict_imagenet_c", "generate_retrain_shard"} <= set(checked)
 
 
 def test_shipped_default_dry_run_plans_every_stage(tmp_path):
@@ -67,8 +98,10 @@ def test_shipped_default_dry_run_plans_every_stage(tmp_path):
     assert expected <= rules, sorted(expected - rules)
 
 
-def test_paper_config_validates_and_plans(tmp_path):
-    """config/paper.yaml plans the full experiment once its dataset folder exists."""
+def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
+    """config/paper.yaml plans the full experiment once its dataset folder exists; no
+    generation job handles more than one shard, and every job's memory and time grow with
+    its attempt."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     val = tmp_path / "ILSVRC2012_val"
     val.mkdir()
@@ -93,6 +126,42 @@ def test_paper_config_validates_and_plans(tmp_path):
     assert len(shards) == 14 * 50  # 50,000 samples per corruption in shards of 1,000
     finetuned = {w["run"] for r, w in jobs if r == "finetune_model"}
     assert len(finetuned) == 6
+
+    # ImageNet-C: 50,000 images x 5 severities per corruption in shards of 1,000 samples, one
+    # job each (testset.generate_imagenet_c_shard writes samples k*1000 .. (k+1)*1000 - 1)
+    size = config["sampling"]["shard_size"]
+    imagenet_c = [w for r, w in jobs if r == "generate_imagenet_c"]
+    per_set = {c: sum(w["corruption"] == c for w in imagenet_c) for c in corruptions}
+    with_sets = {c: n for c, n in per_set.items() if n}
+    assert len(with_sets) == 9 and set(with_sets.values()) == {5 * 50_000 // size}
+    generating = {"generate_shard", "generate_imagenet_c", "generate_retrain_shard"}
+    assert all("shard" in w for r, w in jobs if r in generating)
+    # a model loads once per group: shards_per_job x 1,000 images (25,000 in paper.yaml)
+    groups = [w for r, w in jobs if r == "predict_imagenet_c" and w["model"] == "dinov2_giant"]
+    assert len(groups) == 9 * 250 // config["inference"]["shards_per_job"]
+
+    # Resources: what Snakemake gives each job at its first attempt is what the plan computes,
+    # and the plan's functions give more at the second attempt, for every rule.
+    monkeypatch.chdir(tmp_path)
+    pl = plan.Plan(plan.load(path))
+    rules_seen = set()
+    for rule, wildcards, resources in scheduled_resources(out):
+        if rule in ("all", "paper_figures"):
+            continue  # targets only: they run nothing
+        rules_seen.add(rule)
+        job = SimpleNamespace(**wildcards)
+        planned = pl.resources(rule)
+        assert {"mem_mb", "runtime"} <= set(resources), (rule, resources)
+        for name in ("mem_mb", "runtime"):
+            first, second = planned[name](job, 1), planned[name](job, 2)
+            assert int(resources[name]) == first, (rule, wildcards, name)
+            assert second > first, (rule, name)
+        if rule.startswith("predict") or rule == "finetune_model":
+            # the workflow profile (profiles/default) is applied without being named
+            assert resources.get("gpu") == "1", (rule, resources)
+        else:
+            assert "gpu" not in resources, (rule, resources)
+    assert len(rules_seen) > 20, sorted(rules_seen)
 
 
 @pytest.mark.parametrize(
@@ -204,9 +273,29 @@ def test_report_is_one_self_contained_html(copy_run):
 # --------------------------------------------------------------------------- SLURM
 
 
+def readme_slurm_commands() -> list[str]:
+    """The command lines of the README's "On a SLURM cluster" block, comments stripped."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("## On a SLURM cluster") :]
+    block = section[section.index("```bash\n") + len("```bash\n") :]
+    block = block[: block.index("```")]
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+def test_readme_slurm_commands_are_the_ones_tested():
+    assert readme_slurm_commands() == [
+        "mkdir -p ~/.config/snakemake && cp -r profiles/slurm ~/.config/snakemake/",
+        "snakemake --profile slurm",
+        "snakemake --profile slurm --configfile config/paper.yaml",
+    ]
+
+
 @pytest.mark.slow
 @pytest.mark.slurm
 def test_slurm_profile_runs_the_workflow(tmp_path):
+    """The README's commands, as typed, in a copy of the repository, with HOME in a temporary
+    folder: the one-time step installs the user's profile, the site edits it as the README
+    says, and `snakemake --profile slurm` submits every job to the cluster."""
     from tests.support.slurm import SlurmUnavailable, start_cluster
 
     try:
@@ -216,57 +305,79 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
             pytest.skip(f"cannot run a SLURM cluster here: {exc}")
         raise
     try:
-        workdir = tmp_path / "run"
-        workdir.mkdir()
-        config = write_config(
-            workdir / "config.yaml",
+        # The repository as a user has it (the library comes from the installed environment).
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        for name in ("Snakefile", "rules", "workflow", "config", "profiles", "report", "envs"):
+            src = REPO / name
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, repo / name)
+        home = tmp_path / "home"
+        home.mkdir()
+        env = dict(cluster.env, HOME=str(home), NO_ALBUMENTATIONS_UPDATE="1")
+        env.pop("XDG_CONFIG_HOME", None)
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+
+        def shell(command: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                ["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
+                timeout=1800,
+            )
+
+        install, _default, paper = readme_slurm_commands()
+        proc = shell(install)
+        assert proc.returncode == 0, proc.stderr
+        profile = home / ".config" / "snakemake" / "slurm"
+        assert (profile / "config.yaml").is_file() and (profile / "partitions.yaml").is_file()
+        # The site's edits: this test cluster's partitions are the template's (cpu, gpu); it has
+        # no accounting database, so the README's two lines for that case are uncommented; and
+        # it answers at once, so status checks start sooner than a real site's would.
+        settings = (profile / "config.yaml").read_text()
+        for line in ("slurm-status-command: squeue", "slurm-no-account: true"):
+            assert f"# {line}" in settings, line
+            settings = settings.replace(f"# {line}", line)
+        settings += "slurm-init-seconds-before-status-checks: 1\nseconds-between-status-checks: 2\n"
+        (profile / "config.yaml").write_text(settings)
+
+        write_config(
+            repo / "config" / "slurm-test.yaml",
             corruptions={"brightness": {}},
             sampling={"mode": "parameter-uniform", "n_samples": 8, "shard_size": 8},
-            imagenet_c={"enabled": False},
+            imagenet_c={"enabled": True, "n_images": 1},
         )
-        proc = snakemake(
-            workdir,
-            "--profile",
-            str(REPO / "profiles" / "slurm"),
-            # This test cluster has no accounting database: query job states with squeue, and
-            # submit without an account. Everything else comes from the shipped profile.
-            "--slurm-status-command",
-            "squeue",
-            "--slurm-no-account",
-            "--slurm-init-seconds-before-status-checks",
-            "1",
-            "--seconds-between-status-checks",
-            "2",
-            configfile=config,
-            env=cluster.env,
-        )
+        command = paper.replace("config/paper.yaml", "config/slurm-test.yaml")
+        proc = shell(command)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, out[-6000:]
-        assert (workdir / "results" / "tables" / "vcr_metrics.csv").is_file()
+        # (Snakemake writes "profiles" when it counts the workflow profile in)
+        assert re.search(r"Using profiles? slurm and workflow specific profile profiles/default", out), out[:2000]
+        assert (repo / "results" / "tables" / "vcr_metrics.csv").is_file()
+        assert (repo / "results" / "tables" / "imagenet_c_accuracy.csv").is_file()
 
         job_ids = dict(
             (m.group(2), m.group(1))
             for m in re.finditer(r"SLURM jobid (\d+).*?rule_(\w+?)/", out)
         )
         assert job_ids, out[-3000:]
-        for rule in ("predict_clean", "predict_group"):
-            assert rule in job_ids, (rule, sorted(job_ids))
-            info = subprocess.run(
+
+        def job_info(rule: str) -> str:
+            return subprocess.run(
                 ["scontrol", "show", "job", job_ids[rule]],
                 capture_output=True,
                 text=True,
                 env=cluster.env,
             ).stdout
+
+        for rule in ("predict_clean", "predict_group", "predict_imagenet_c"):
+            assert rule in job_ids, (rule, sorted(job_ids))
+            info = job_info(rule)
             assert "Partition=gpu" in info, info
             assert "gpu" in info.split("TresPerJob=")[-1] or "gres/gpu" in info, info
-        assert "generate_shard" in job_ids
-        info = subprocess.run(
-            ["scontrol", "show", "job", job_ids["generate_shard"]],
-            capture_output=True,
-            text=True,
-            env=cluster.env,
-        ).stdout
-        assert "Partition=cpu" in info, info
+        for rule in ("generate_shard", "generate_imagenet_c"):
+            assert rule in job_ids, (rule, sorted(job_ids))
+            info = job_info(rule)
+            assert "Partition=cpu" in info, info
+            # memory sized by the plan (first attempt), not a profile's flat default
+            assert re.search(r"MinMemoryNode=3\d{3}M|mem=3\d{3}M", info), info
     finally:
         cluster.stop()
         shutil.rmtree(tmp_path / "slurm" / "state", ignore_errors=True)

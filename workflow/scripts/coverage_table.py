@@ -10,9 +10,9 @@ with job.run(snakemake):
     vcr = defaultdict(list)
     for path in snakemake.input.shards:
         vcr[paths.parse(paths.SHARD, path)["corruption"]].append(path)
-    imagenet_c = {
-        paths.parse(paths.IMAGENET_C_SET, p)["corruption"]: p for p in snakemake.input.imagenet_c
-    }
+    imagenet_c = defaultdict(list)
+    for path in snakemake.input.imagenet_c:
+        imagenet_c[paths.parse(paths.IMAGENET_C_SHARD, path)["corruption"]].append(path)
     table = coverage.coverage_table(
         vcr,
         imagenet_c,

@@ -1,4 +1,4 @@
-"""The same images at ImageNet-C's five fixed severities, with dv (the comparison set)."""
+"""One shard of a corruption's ImageNet-C comparison set (the same images at the five severities)."""
 
 from vcrbench import logs, testset
 from vcrbench.corruptions import get_corruption
@@ -8,9 +8,12 @@ from vcrbench.plan import job
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
-    testset.generate_imagenet_c(
+    testset.generate_imagenet_c_shard(
         get_corruption(snakemake.wildcards.corruption, p.corruption),
         CleanSet.open(snakemake.input.images, snakemake.input.index),
+        shard=int(snakemake.wildcards.shard),
+        shard_size=p.shard_size,
+        n_shards=p.n_shards,
         out_path=snakemake.output[0],
         vif_variant=p.vif_variant,
         seed=p.seed,

@@ -1,13 +1,15 @@
 """Accuracy and consistency of every model on the ImageNet-C sets (per severity and mean)."""
 
+from collections import defaultdict
+
 from vcrbench import evaluate, io
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):
-    predictions = {}
+    predictions = defaultdict(list)  # (model, corruption) -> its groups' files, in order
     for path in snakemake.input.predictions:
         found = paths.parse(paths.PREDICTIONS_IMAGENET_C, path)
-        predictions[(found["model"], found["corruption"])] = path
+        predictions[(found["model"], found["corruption"])].append(path)
     clean = {paths.parse(paths.PREDICTIONS_CLEAN, p)["model"]: p for p in snakemake.input.clean}
     table = evaluate.imagenet_c_accuracy(
         predictions, clean, dataset_label_space=snakemake.params.dataset_label_space

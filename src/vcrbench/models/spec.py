@@ -79,6 +79,9 @@ COMMON_KEYS = frozenset(
         "defense",
     }
 )
+#: Keys of an entry that are the workflow's, not the model's (what its jobs are given): accepted
+#: and ignored here.
+WORKFLOW_KEYS = frozenset({"resources"})
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
 SOURCE_KEYS: dict[str, frozenset[str]] = {
     "timm": frozenset({"pretrained"}) | CHECKPOINT_KEYS,
@@ -139,7 +142,7 @@ class ModelSpec:
             raise ModelConfigError(
                 f"{where}: unknown source {source!r}; known sources: {', '.join(SOURCES)}"
             )
-        allowed = COMMON_KEYS | SOURCE_KEYS.get(source, frozenset())
+        allowed = COMMON_KEYS | WORKFLOW_KEYS | SOURCE_KEYS.get(source, frozenset())
         unknown = sorted(set(entry) - allowed)
         if unknown:
             raise ModelConfigError(

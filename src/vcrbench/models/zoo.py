@@ -75,6 +75,8 @@ def entry_schema() -> dict[str, Any]:
         "prompt": string,
         "class_names": {"oneOf": [{"enum": ["openai", "wordnet"]}, {"type": "array"}]},
         "defense": {"type": ["string", "object", "null"]},
+        # the workflow's (what the model's jobs are given; the config schema details it)
+        "resources": {"type": "object"},
     }
     return {
         "type": "object",

@@ -14,7 +14,7 @@ from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
 from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
 from vcrbench.plan import humans, retrain
-from vcrbench.plan.config import model_entries
+from vcrbench.plan.config import model_entries, model_settings
 
 
 def check(config: Mapping) -> None:
@@ -140,7 +140,7 @@ def _check_models(config: Mapping) -> None:
     data_space = dataset_label_space(config["dataset"])
     for name, entry in model_entries(config).items():
         try:
-            spec = ModelSpec.from_config(name, entry)
+            spec = ModelSpec.from_config(name, model_settings(entry))
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"config key 'models.{name}': {exc}") from exc
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 from vcrbench.errors import ConfigError
 from vcrbench.plan.models import expand_bases
@@ -53,19 +54,104 @@ def shard_ids(config: Mapping, corruption: str) -> list[str]:
     return [shard_id(i) for i in range(n_shards(config, corruption))]
 
 
-def group_ids(config: Mapping, corruption: str) -> list[str]:
+def _group_ids(config: Mapping, shards: int) -> list[str]:
     per_job = config["inference"]["shards_per_job"]
-    return [shard_id(i) for i in range(math.ceil(n_shards(config, corruption) / per_job))]
+    return [shard_id(i) for i in range(math.ceil(shards / per_job))]
+
+
+def _group_shards(config: Mapping, shards: list[str], group: str, what: str) -> list[str]:
+    per_job = config["inference"]["shards_per_job"]
+    start = int(group) * per_job
+    if not 0 <= start < len(shards):
+        raise ConfigError(f"group {group} does not exist for {what}")
+    return shards[start : start + per_job]
+
+
+def group_ids(config: Mapping, corruption: str) -> list[str]:
+    return _group_ids(config, n_shards(config, corruption))
 
 
 def group_shards(config: Mapping, corruption: str, group: str) -> list[str]:
     """The shard ids that inference group ``group`` of ``corruption`` reads."""
-    per_job = config["inference"]["shards_per_job"]
-    shards = shard_ids(config, corruption)
-    start = int(group) * per_job
-    if not 0 <= start < len(shards):
-        raise ConfigError(f"group {group} does not exist for corruption {corruption!r}")
-    return shards[start : start + per_job]
+    return _group_shards(config, shard_ids(config, corruption), group, f"corruption {corruption!r}")
+
+
+# --------------------------------------------------------------------------- the clean set
+
+#: Images of the ILSVRC2012 validation set (an ``imagenet-val`` folder without a labels file).
+IMAGENET_VAL_IMAGES = 50_000
+
+
+def clean_set_size(config: Mapping) -> int:
+    """Images the clean set holds (at most), from the config and the dataset's listing alone.
+
+    The listing is the labels CSV (``folder``, or ``imagenet-val`` with ``dataset.labels``), the
+    embedded image list, or the 50,000 ILSVRC2012 validation images; then ``include``,
+    ``exclude`` and ``limit`` apply. No image is opened and no folder listed, so the plan (and
+    with it the ImageNet-C shards) is static from the config; it is exact but for images skipped
+    as unreadable (``on_error: skip``) or an ``imagenet-val`` folder holding a subset.
+    """
+    ds = config["dataset"]
+    if ds["kind"] == "embedded":
+        import pandas as pd
+
+        from vcrbench.datasets import embedded_labels_path
+
+        known = pd.read_csv(embedded_labels_path(), comment="#")["image_id"].astype(str).tolist()
+    elif ds["labels"]:
+        from vcrbench.datasets import read_labels_file
+        from vcrbench.errors import DatasetError
+
+        try:
+            known = [Path(f).as_posix() for f in read_labels_file(ds["labels"])]
+        except DatasetError as exc:
+            raise ConfigError(f"config key 'dataset.labels': {exc}") from exc
+    else:
+        known = None
+    if ds["include"] is not None:
+        chosen = set(ds["include"]) if known is None else set(ds["include"]) & set(known)
+        n = len(chosen - set(ds["exclude"]))
+    else:
+        n = (IMAGENET_VAL_IMAGES if known is None else len(set(known))) - len(set(ds["exclude"]))
+    if ds["limit"] is not None:
+        n = min(n, ds["limit"])
+    return max(n, 0)
+
+
+# --------------------------------------------------------------------------- ImageNet-C sets
+
+
+def imagenet_c_images(config: Mapping, clean_images: int) -> int:
+    """Images per severity of the ImageNet-C sets: ``imagenet_c.n_images`` of the clean set's
+    ``clean_images`` (all of them when null)."""
+    n = config["imagenet_c"]["n_images"]
+    return clean_images if n is None else min(int(n), clean_images)
+
+
+def imagenet_c_n_shards(config: Mapping, corruption: str, clean_images: int) -> int:
+    """Shards of one corruption's ImageNet-C set: its images x severities in shards of
+    ``sampling.shard_size`` samples (at least one)."""
+    from vcrbench.corruptions import get_corruption
+
+    severities = len(get_corruption(corruption, corruption_options(config, corruption)).imagenet_c)
+    samples = imagenet_c_images(config, clean_images) * severities
+    return max(1, math.ceil(samples / config["sampling"]["shard_size"]))
+
+
+def imagenet_c_shard_ids(config: Mapping, corruption: str, clean_images: int) -> list[str]:
+    return [shard_id(i) for i in range(imagenet_c_n_shards(config, corruption, clean_images))]
+
+
+def imagenet_c_group_ids(config: Mapping, corruption: str, clean_images: int) -> list[str]:
+    return _group_ids(config, imagenet_c_n_shards(config, corruption, clean_images))
+
+
+def imagenet_c_group_shards(
+    config: Mapping, corruption: str, group: str, shards: list[str]
+) -> list[str]:
+    """Of ``shards``, the ImageNet-C set's shard ids (:func:`imagenet_c_shard_ids`), those that
+    inference group ``group`` of ``corruption`` reads."""
+    return _group_shards(config, shards, group, f"the ImageNet-C set of {corruption!r}")
 
 
 def imagenet_c_corruptions(config: Mapping) -> list[str]:
@@ -108,6 +194,11 @@ def dataset_label_space_name(config: Mapping) -> str:
     the value of the ``label_space`` column of every table."""
     space = config["dataset"]["label_space"]
     return space["name"] if isinstance(space, Mapping) else str(space)
+
+
+def model_settings(entry: Mapping) -> dict:
+    """A model entry as the model sources read it: without ``resources`` (the plan's business)."""
+    return {k: v for k, v in entry.items() if k != "resources"}
 
 
 def model_weights(config: Mapping, model: str) -> list[str]:

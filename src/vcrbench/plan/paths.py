@@ -20,14 +20,16 @@ CLEAN_IMAGES = f"{RESULTS}/dataset/images.npy"
 CLEAN_INDEX = f"{RESULTS}/dataset/index.parquet"
 MANIFEST = f"{RESULTS}/testsets/{{corruption}}/manifest.parquet"
 SHARD = f"{RESULTS}/testsets/{{corruption}}/shard-{{shard}}.parquet"
-IMAGENET_C_SET = f"{RESULTS}/imagenet-c/{{corruption}}.parquet"
+IMAGENET_C_SHARD = f"{RESULTS}/imagenet-c/{{corruption}}/shard-{{shard}}.parquet"
 COVERAGE = f"{RESULTS}/tables/coverage.csv"
 DV_HISTOGRAMS = f"{RESULTS}/tables/dv_histograms.csv"
 
 # --------------------------------------------------------------------------- inference
 PREDICTIONS_CLEAN = f"{RESULTS}/predictions/{{model}}/clean.parquet"
 PREDICTIONS_GROUP = f"{RESULTS}/predictions/{{model}}/{{corruption}}/group-{{group}}.parquet"
-PREDICTIONS_IMAGENET_C = f"{RESULTS}/predictions/{{model}}/imagenet-c/{{corruption}}.parquet"
+PREDICTIONS_IMAGENET_C = (
+    f"{RESULTS}/predictions/{{model}}/imagenet-c/{{corruption}}/group-{{group}}.parquet"
+)
 
 # --------------------------------------------------------------------------- humans
 HUMAN_DIR = f"{RESULTS}/humans/{{reference}}"

@@ -1,25 +1,45 @@
-"""What each rule's jobs need: threads, memory (MB) and run time (minutes).
+"""What each rule's jobs need: memory (MB) and run time (minutes), sized from the job and grown
+with every attempt.
 
-Rules declare ``resources: **PLAN.resources("rule")``: the defaults below, and the rule's own
-entry where it needs more. Where jobs run (partitions, accounts, GPUs) is the profiles' business.
+Rules declare ``resources: **PLAN.resources("rule")``. Every value is a function of the job's
+``wildcards`` and ``attempt`` (Snakemake passes the attempt, 1 for the first run of a job, 2 for
+its first retry, …): the first attempt's value times the attempt number, so a job that ran out of
+memory or time is retried with twice, then three times, what it had (the SLURM profile's
+``retries``). The first attempt's value is
+
+- a fixed amount per rule (:data:`DEFAULT`, :data:`RULES`) for jobs whose size the config does
+  not change much;
+- for the jobs that handle images, a base plus a cost per image of the job: a generation job
+  handles one shard (``sampling.shard_size`` samples), an inference job one group of shards
+  (``inference.shards_per_job`` × ``shard_size`` samples) or the clean set;
+- for fine-tuning, its training images held in memory (:func:`vcrbench.plan.retrain.finetune_mem_mb`);
+- for inference, also the model: ``models.<name>.resources`` in the config sets ``mem_mb`` and
+  ``runtime`` (minutes for one group's job; a job of another size scales with its images)
+  outright, or gives ``params_m``, the model's parameters in millions, from which both are
+  estimated (:func:`inference_mem_mb`, :func:`inference_images_per_second`).
+
+The per-image costs are planning figures with a margin, not measurements of any cluster: see
+docs/corruptions.md and docs/models.md for what was measured. Threads, GPUs and CPUs per GPU are
+the workflow profile's (``profiles/default``); partitions and accounts the user's profile's.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
-#: What a rule without an entry gets: a small CPU job.
+#: What a rule without an entry gets at its first attempt: a small CPU job.
 DEFAULT: dict[str, int] = {"mem_mb": 2000, "runtime": 10}
 
-#: The rules that need more than :data:`DEFAULT`.
+#: The rules that need more than :data:`DEFAULT` (first attempt; image rules add per-image time).
 RULES: dict[str, dict[str, int]] = {
-    "prepare_clean_set": {"mem_mb": 4000, "runtime": 120},
+    "prepare_clean_set": {"mem_mb": 4000, "runtime": 30},
     "sample_manifest": {"mem_mb": 4000, "runtime": 120},
-    "generate_shard": {"mem_mb": 3000, "runtime": 60},
-    "generate_imagenet_c": {"mem_mb": 4000, "runtime": 120},
-    "coverage_table": {"runtime": 30},
-    "predict_clean": {"mem_mb": 8000, "runtime": 60},
-    "predict_group": {"mem_mb": 8000, "runtime": 120},
+    "generate_shard": {"mem_mb": 3000, "runtime": 10},
+    "generate_imagenet_c": {"mem_mb": 3000, "runtime": 10},
+    "coverage_table": {"mem_mb": 4000, "runtime": 30},
+    "predict_clean": {"mem_mb": 6000, "runtime": 10},
+    "predict_group": {"mem_mb": 6000, "runtime": 10},
     "map_human_conditions": {"mem_mb": 4000, "runtime": 60},
     "estimate_human_curves": {"mem_mb": 4000, "runtime": 30},
     "geirhos_dnn_table": {"mem_mb": 4000, "runtime": 30},
@@ -32,8 +52,110 @@ RULES: dict[str, dict[str, int]] = {
     "finetune_model": {"runtime": 720},
 }
 
+#: Rules sized as another (``use rule … with:`` in the rule files: the same jobs on other data).
+SAME_AS: dict[str, str] = {
+    "predict_imagenet_c": "predict_group",
+    "generate_retrain_shard": "generate_shard",
+    "sample_retrain_manifest": "sample_manifest",
+}
 
-def rule_resources(rule: str, **computed: Callable | int) -> Mapping[str, int | Callable]:
-    """The resources of ``rule``: the defaults, its entry, then ``computed`` values (functions
-    of the job that Snakemake calls, e.g. a fine-tuning's memory from its training set)."""
-    return {**DEFAULT, **RULES.get(rule, {}), **computed}
+#: Seconds per image of a one-core generation job (corrupt, measure Δv, write): about four times
+#: the slowest corruption's measured mean (benchmarks/bench_generation.py), for slower nodes.
+GENERATION_SECONDS_PER_IMAGE = 0.05
+#: Seconds per image of preparing the clean set (decode, resize, crop; two threads).
+PREPARE_SECONDS_PER_IMAGE = 0.05
+#: The parameter count (millions) assumed for a model without a ``resources`` entry: a
+#: ResNet-50/ViT-B-sized network.
+DEFAULT_PARAMS_M = 100.0
+
+
+def inference_mem_mb(params_m: float) -> int:
+    """Host memory of an inference job: the process, DataLoader workers and batches (6 GB), and
+    the model's weights held as float32 up to three times while loading (12 MB per million
+    parameters: 6.3 GB for a ResNet-50, 19.6 GB for DINOv2 ViT-g/14)."""
+    return int(6000 + 12 * params_m)
+
+
+def inference_images_per_second(params_m: float, device: str) -> float:
+    """Planned throughput: 2,000 images/s on a GPU for a ResNet-50-sized model (25 M
+    parameters), falling in proportion to the parameters above that (45 images/s for
+    ViT-g/14); a CPU job (``inference.device: cpu``) 50 times slower. Deliberately low, so
+    jobs fit the first time on older GPUs (docs/models.md)."""
+    rate = 2000.0 * 25.0 / max(float(params_m), 25.0)
+    return rate / 50.0 if device == "cpu" else rate
+
+
+def _minutes(seconds: float) -> int:
+    return math.ceil(seconds / 60.0)
+
+
+def _grows(first: int | Callable) -> Callable:
+    """A resource function: the first attempt's value (a number, or a function of the job's
+    wildcards) times the attempt."""
+
+    def resource(wildcards, attempt) -> int:
+        value = first(wildcards) if callable(first) else first
+        return int(value) * int(attempt)
+
+    return resource
+
+
+def _inference(config: Mapping, rule: str, clean_images: int) -> dict[str, Callable]:
+    """Memory and time of an inference job from its model and its images."""
+    from vcrbench.plan.config import model_entries
+
+    entries = model_entries(config)
+
+    def _model_resources(config: Mapping, model: str) -> dict:
+        return dict(entries[model].get("resources") or {})
+
+    base = RULES[rule]
+    group_images = config["inference"]["shards_per_job"] * config["sampling"]["shard_size"]
+    images = clean_images if rule == "predict_clean" else group_images
+    device = config["inference"]["device"]
+
+    def mem_mb(wildcards) -> int:
+        own = _model_resources(config, wildcards.model)
+        if "mem_mb" in own:
+            return own["mem_mb"]
+        return inference_mem_mb(own.get("params_m", DEFAULT_PARAMS_M))
+
+    def runtime(wildcards) -> int:
+        own = _model_resources(config, wildcards.model)
+        if "runtime" in own:
+            return math.ceil(own["runtime"] * max(1.0, images / group_images))
+        rate = inference_images_per_second(own.get("params_m", DEFAULT_PARAMS_M), device)
+        return base["runtime"] + _minutes(images / rate)
+
+    return {"mem_mb": mem_mb, "runtime": runtime}
+
+
+def _sized(config: Mapping, rule: str, clean_images: int) -> dict[str, int]:
+    """First-attempt values of the rules whose jobs handle a number of images."""
+    base = dict(RULES.get(rule, {}))
+    shard = config["sampling"]["shard_size"]
+    if rule in ("generate_shard", "generate_imagenet_c"):
+        base["runtime"] += _minutes(shard * GENERATION_SECONDS_PER_IMAGE)
+    elif rule == "prepare_clean_set":
+        base["runtime"] += _minutes(clean_images * PREPARE_SECONDS_PER_IMAGE)
+        # the images are written through a memory map; the index and one decode batch in memory
+        base["mem_mb"] += clean_images // 100
+    return base
+
+
+def rule_resources(
+    config: Mapping, rule: str, clean_images: int, **computed: Callable | int
+) -> dict[str, Callable]:
+    """The resources of ``rule``: :data:`DEFAULT`, the rule's own sizing, then ``computed``
+    values (numbers or functions of the job's wildcards, e.g. a fine-tuning's memory from its
+    training set); each a function of ``(wildcards, attempt)`` growing with the attempt."""
+    rule = SAME_AS.get(rule, rule)
+    first: dict[str, int | Callable] = {**DEFAULT, **_sized(config, rule, clean_images)}
+    if rule in ("predict_clean", "predict_group"):
+        first.update(_inference(config, rule, clean_images))
+    elif rule == "finetune_model":
+        from vcrbench.plan.retrain import finetune_mem_mb
+
+        first["mem_mb"] = lambda wildcards: finetune_mem_mb(config, wildcards.run)
+    first.update(computed)
+    return {name: _grows(value) for name, value in first.items()}

@@ -32,6 +32,8 @@ class Plan:
         self.model_entries = cfg.model_entries(config)
         self.models = list(self.model_entries)
         self.imagenet_c = cfg.imagenet_c_corruptions(config)
+        #: Images of the clean set as the config gives them (sizes the ImageNet-C sets and jobs).
+        self.clean_images = cfg.clean_set_size(config)
         self.human_references = humans.human_references(config)  # corruption -> (ref, how)
         self.references = humans.references_in_use(config)
         self.geirhos_references = humans.geirhos_references(config)
@@ -78,10 +80,10 @@ class Plan:
         (:mod:`vcrbench.plan.versions`)."""
         return versions.version(stage)
 
-    @staticmethod
-    def resources(rule: str, **computed) -> Mapping:
-        """The resources of ``rule`` (:mod:`vcrbench.plan.resources`)."""
-        return resources.rule_resources(rule, **computed)
+    def resources(self, rule: str, **computed) -> Mapping:
+        """The resources of ``rule``, functions of the job and its attempt
+        (:mod:`vcrbench.plan.resources`)."""
+        return resources.rule_resources(self.config, rule, self.clean_images, **computed)
 
     # ------------------------------------------------------------------ test sets
 
@@ -107,8 +109,38 @@ class Plan:
             for s in self.shard_ids(c)
         ]
 
+    @functools.cache  # noqa: B019 - one Plan per workflow; a handful of corruptions
+    def imagenet_c_shard_ids(self, corruption: str) -> list[str]:
+        return cfg.imagenet_c_shard_ids(self.config, corruption, self.clean_images)
+
+    @functools.cache  # noqa: B019
+    def imagenet_c_group_ids(self, corruption: str) -> list[str]:
+        return cfg.imagenet_c_group_ids(self.config, corruption, self.clean_images)
+
+    def imagenet_c_n_shards(self, wildcards) -> int:
+        """Shards planned for one corruption's ImageNet-C set (a param of its shard jobs)."""
+        return len(self.imagenet_c_shard_ids(wildcards.corruption))
+
     def imagenet_c_files(self, wildcards=None) -> list[str]:
-        return [paths.fill(paths.IMAGENET_C_SET, corruption=c) for c in self.imagenet_c]
+        """Every shard of every ImageNet-C set."""
+        return [
+            paths.fill(paths.IMAGENET_C_SHARD, corruption=c, shard=s)
+            for c in self.imagenet_c
+            for s in self.imagenet_c_shard_ids(c)
+        ]
+
+    def imagenet_c_group_shard_files(self, wildcards) -> list[str]:
+        """The ImageNet-C shards that one inference job (a group) reads."""
+        shards = cfg.imagenet_c_group_shards(
+            self.config,
+            wildcards.corruption,
+            wildcards.group,
+            self.imagenet_c_shard_ids(wildcards.corruption),
+        )
+        return [
+            paths.fill(paths.IMAGENET_C_SHARD, corruption=wildcards.corruption, shard=s)
+            for s in shards
+        ]
 
     def corruption_options(self, wildcards) -> dict:
         """The config entry of one corruption (only it: other corruptions' changes do not rerun
@@ -121,8 +153,9 @@ class Plan:
     # ------------------------------------------------------------------ models
 
     def model_entry(self, wildcards) -> dict:
-        """The config entry of one model (only it: adding a model reruns nothing of the others)."""
-        return canonical(self.model_entries[wildcards.model])
+        """The config entry of one model (only it: adding a model reruns nothing of the others),
+        without its ``resources`` (what a job is given cannot change its predictions)."""
+        return canonical(cfg.model_settings(self.model_entries[wildcards.model]))
 
     def model_weights(self, wildcards) -> list[str]:
         return cfg.model_weights(self.config, wildcards.model)
@@ -154,18 +187,19 @@ class Plan:
                     paths.fill(paths.PREDICTIONS_GROUP, model=model, corruption=corruption, group=g)
                     for g in cfg.group_ids(self.config, corruption)
                 ]
-            files += [
-                paths.fill(paths.PREDICTIONS_IMAGENET_C, model=model, corruption=c)
-                for c in self.imagenet_c
-            ]
+            files += self._imagenet_c_predictions(model)
         return files
 
-    def imagenet_c_prediction_files(self, wildcards=None) -> list[str]:
+    def _imagenet_c_predictions(self, model: str) -> list[str]:
         return [
-            paths.fill(paths.PREDICTIONS_IMAGENET_C, model=m, corruption=c)
-            for m in self.models
+            paths.fill(paths.PREDICTIONS_IMAGENET_C, model=model, corruption=c, group=g)
             for c in self.imagenet_c
+            for g in self.imagenet_c_group_ids(c)
         ]
+
+    def imagenet_c_prediction_files(self, wildcards=None) -> list[str]:
+        """Every model's predictions on every group of every ImageNet-C set."""
+        return [f for m in self.models for f in self._imagenet_c_predictions(m)]
 
     def clean_prediction_files(self, wildcards=None) -> list[str]:
         return [paths.fill(paths.PREDICTIONS_CLEAN, model=m) for m in self.models]
@@ -286,16 +320,14 @@ class Plan:
         return cfg.model_weights(self.config, rt.base_name(self.config, wildcards.run))
 
     def base_entry(self, wildcards) -> dict:
-        return canonical(self.model_entries[rt.base_name(self.config, wildcards.run)])
+        base = self.model_entries[rt.base_name(self.config, wildcards.run)]
+        return canonical(cfg.model_settings(base))
 
     def derived_entry(self, wildcards) -> dict:
-        return canonical(self.model_entries[wildcards.run])
+        return canonical(cfg.model_settings(self.model_entries[wildcards.run]))
 
     def run_settings(self, wildcards) -> dict:
         return canonical(rt.run_settings(self.config, wildcards.run))
-
-    def finetune_mem_mb(self, wildcards) -> int:
-        return rt.finetune_mem_mb(self.config, wildcards.run)
 
     def checkpoint_dir(self, wildcards) -> str:
         return paths.fill(paths.CHECKPOINTS, run=wildcards.run)

@@ -161,7 +161,9 @@ def main() -> None:
         generation,
         gpu,
         n_clean,
-        outputs["predictions"]["bytes_per_row"],
+        outputs["predictions"][
+            "bytes_per_row_logprobs" if config["inference"]["save_logprobs"] else "bytes_per_row"
+        ],
         outputs["estimates"],
     )
     notes = [
@@ -176,7 +178,7 @@ def main() -> None:
             for k, v in gpu.get("alias_notes", {}).items()
             if k in {cost.architecture(e, {}) for e in plan.Plan(config).model_entries.values()}
         ],
-        f"predictions: {outputs['predictions']['bytes_per_row']} bytes per row (upper bound)",
+        f"predictions: {outputs['predictions']['bytes_per_row']} bytes per row (measured, benchmarks/figures/outputs.json)",
         "not planned here: fine-tuning (retrain runs) GPU time, figures and human stages "
         "(minutes on a CPU)",
     ]

@@ -106,8 +106,9 @@ def _inference(config: Mapping, rule: str, clean_images: int) -> dict[str, Calla
 
     entries = model_entries(config)
 
-    def _model_resources(config: Mapping, model: str) -> dict:
-        return dict(entries[model].get("resources") or {})
+    def own(wildcards) -> dict:
+        """The job's model's ``resources`` entry (empty without one)."""
+        return dict(entries[wildcards.model].get("resources") or {})
 
     base = RULES[rule]
     group_images = config["inference"]["shards_per_job"] * config["sampling"]["shard_size"]
@@ -115,16 +116,16 @@ def _inference(config: Mapping, rule: str, clean_images: int) -> dict[str, Calla
     device = config["inference"]["device"]
 
     def mem_mb(wildcards) -> int:
-        own = _model_resources(config, wildcards.model)
-        if "mem_mb" in own:
-            return own["mem_mb"]
-        return inference_mem_mb(own.get("params_m", DEFAULT_PARAMS_M))
+        given = own(wildcards)
+        if "mem_mb" in given:
+            return given["mem_mb"]
+        return inference_mem_mb(given.get("params_m", DEFAULT_PARAMS_M))
 
     def runtime(wildcards) -> int:
-        own = _model_resources(config, wildcards.model)
-        if "runtime" in own:
-            return math.ceil(own["runtime"] * max(1.0, images / group_images))
-        rate = inference_images_per_second(own.get("params_m", DEFAULT_PARAMS_M), device)
+        given = own(wildcards)
+        if "runtime" in given:
+            return math.ceil(given["runtime"] * max(1.0, images / group_images))
+        rate = inference_images_per_second(given.get("params_m", DEFAULT_PARAMS_M), device)
         return base["runtime"] + _minutes(images / rate)
 
     return {"mem_mb": mem_mb, "runtime": runtime}

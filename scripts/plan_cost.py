@@ -120,14 +120,14 @@ def main() -> None:
         "--n-clean",
         type=int,
         default=None,
-        help="clean-set images (needed for dataset.kind folder; imagenet-val: 50,000)",
+        help="clean-set images (default: as the workflow plans it from the config and its listing)",
     )
     parser.add_argument("--keep", type=Path, default=None, help="dry-run folder to keep")
     parser.add_argument("--json", type=Path, default=None, help="also write the tables here")
     args = parser.parse_args()
 
     from vcrbench import plan
-    from vcrbench.datasets import read_embedded_dataset
+    from vcrbench.plan import config as pconfig
     from vcrbench.plan import cost
 
     config = yaml.safe_load(args.configfile.read_text()) or {}
@@ -145,12 +145,8 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    n_clean = args.n_clean
-    if n_clean is None:
-        embedded = len(read_embedded_dataset()) if config["dataset"]["kind"] == "embedded" else None
-        n_clean = cost.clean_set_size(config, embedded)
-    if n_clean is None:
-        sys.exit("the clean set's size depends on the dataset folder: pass --n-clean N")
+    # the clean set's size as the workflow plans it (the same number sizes its ImageNet-C shards)
+    n_clean = pconfig.clean_set_size(config) if args.n_clean is None else args.n_clean
 
     generation = json.loads((args.figures / "generation.json").read_text())
     gpu = json.loads((args.figures / "gpu_throughput.json").read_text())

@@ -199,11 +199,6 @@ def imagenet_c_rows(
     return frame
 
 
-def imagenet_c_shards(n_images: int, n_severities: int, shard_size: int) -> int:
-    """Shards of an ImageNet-C set of ``n_images`` images per severity: ceil(n·severities / size)."""
-    return -(-int(n_images) * int(n_severities) // int(shard_size))
-
-
 def generate_imagenet_c_shard(
     corruption: Corruption,
     clean_set,

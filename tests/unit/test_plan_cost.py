@@ -104,9 +104,3 @@ def test_costs_use_the_figures_and_leave_unknowns_unknown():
     assert "no generation figures for: blur" in text
     assert "no published throughput for: b" in text
     assert "- a note" in text
-
-
-def test_clean_set_size_is_known_only_from_the_config():
-    assert cost.clean_set_size({"dataset": {"kind": "imagenet-val"}}) == 50_000
-    assert cost.clean_set_size({"dataset": {"kind": "embedded"}}, 10) == 10
-    assert cost.clean_set_size({"dataset": {"kind": "folder"}}) is None

@@ -128,13 +128,18 @@ def imagenet_c_images(config: Mapping, clean_images: int) -> int:
     return clean_images if n is None else min(int(n), clean_images)
 
 
-def imagenet_c_n_shards(config: Mapping, corruption: str, clean_images: int) -> int:
-    """Shards of one corruption's ImageNet-C set: its images x severities in shards of
-    ``sampling.shard_size`` samples (at least one)."""
+def imagenet_c_samples(config: Mapping, corruption: str, clean_images: int) -> int:
+    """Samples of one corruption's ImageNet-C set: its images per severity x its severities."""
     from vcrbench.corruptions import get_corruption
 
     severities = len(get_corruption(corruption, corruption_options(config, corruption)).imagenet_c)
-    samples = imagenet_c_images(config, clean_images) * severities
+    return imagenet_c_images(config, clean_images) * severities
+
+
+def imagenet_c_n_shards(config: Mapping, corruption: str, clean_images: int) -> int:
+    """Shards of one corruption's ImageNet-C set: its samples in shards of
+    ``sampling.shard_size`` (at least one)."""
+    samples = imagenet_c_samples(config, corruption, clean_images)
     return max(1, math.ceil(samples / config["sampling"]["shard_size"]))
 
 

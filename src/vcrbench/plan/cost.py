@@ -26,11 +26,6 @@ import pandas as pd
 
 from vcrbench.plan import config as cfg
 
-#: Images in the ILSVRC2012 validation set (the clean set of ``dataset.kind: imagenet-val``).
-IMAGENET_VAL_IMAGES = 50_000
-#: ImageNet-C's severities: each comparison set holds every image at each of them.
-SEVERITIES = 5
-
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)\s*$")
 
 
@@ -55,16 +50,6 @@ def parse_job_stats(text: str) -> dict[str, int]:
     return jobs
 
 
-def clean_set_size(config: Mapping, embedded_count: int | None = None) -> int | None:
-    """Images in the clean set, where the config alone says it (None: it depends on files)."""
-    kind = config["dataset"]["kind"]
-    if kind == "imagenet-val":
-        return IMAGENET_VAL_IMAGES
-    if kind == "embedded":
-        return embedded_count
-    return None
-
-
 def image_counts(config: Mapping, n_clean: int) -> pd.DataFrame:
     """Images each generation output holds: ``kind`` (vcr, imagenet-c), ``corruption``,
     ``images``."""
@@ -72,10 +57,12 @@ def image_counts(config: Mapping, n_clean: int) -> pd.DataFrame:
         {"kind": "vcr", "corruption": c, "images": cfg.n_samples(config, c)}
         for c in cfg.corruption_names(config)
     ]
-    per_severity = config["imagenet_c"]["n_images"]
-    per_severity = n_clean if per_severity is None else min(int(per_severity), n_clean)
     rows += [
-        {"kind": "imagenet-c", "corruption": c, "images": SEVERITIES * per_severity}
+        {
+            "kind": "imagenet-c",
+            "corruption": c,
+            "images": cfg.imagenet_c_samples(config, c, n_clean),
+        }
         for c in cfg.imagenet_c_corruptions(config)
     ]
     return pd.DataFrame(rows, columns=["kind", "corruption", "images"])

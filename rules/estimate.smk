@@ -165,5 +165,7 @@ rule model_error_consistency:
     params:
         version=PLAN.version("model_error_consistency"),
         n_bins=config["estimation"]["bins"],
+        label_spaces=config["estimation"]["label_spaces"],
+        dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/model_error_consistency.py"

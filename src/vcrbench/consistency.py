@@ -5,7 +5,9 @@ right or both wrong" beyond what the two accuracies predict
 (:func:`vcrbench.humans.geirhos_data.error_consistency`). Every model of a run answers the same
 test samples (same ``sample_id``, same pixels), so each pair of models is compared on all shared
 labelled samples, per bin of Alg. 1 (``j = ⌊Δv (M − 1)⌋``); ``n`` is the number of shared
-samples each value rests on.
+samples each value rests on. Label spaces are those of ``estimation.label_spaces`` (the
+dataset's own, under its name, and the 16 human classes where the models decide in them), their
+columns from :func:`vcrbench.vocab.decision_columns`.
 """
 
 from __future__ import annotations
@@ -20,17 +22,24 @@ import pandas as pd
 from vcrbench import io
 from vcrbench.bins import bin_index
 from vcrbench.humans.geirhos_data import error_consistency
+from vcrbench.vocab import (
+    DATASET_LABEL_SPACE,
+    HUMAN_LABEL_SPACE,
+    IMAGENET1K,
+    MODEL_CONSISTENCY_COLUMNS,
+    N_BINS,
+    decision_columns,
+    resolve_label_spaces,
+)
 
-#: Label spaces and their (decision, label) columns in the prediction files.
-SPACES = {"imagenet1k": ("pred", "label"), "geirhos16": ("pred16", "label16")}
-TABLE_COLUMNS = (
-    "corruption", "label_space", "model_a", "model_b", "bin", "v_lo", "v_hi", "n", "p_a", "p_b",
-    "c_obs", "c_exp", "kappa",
-)  # fmt: skip
+#: Columns of ``model_error_consistency.csv`` (:data:`vcrbench.vocab.MODEL_CONSISTENCY_COLUMNS`).
+TABLE_COLUMNS = MODEL_CONSISTENCY_COLUMNS
+#: Label spaces compared by default (``estimation.label_spaces``' default).
+LABEL_SPACES = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE)
 
 
-def _correct(paths: Sequence[str | os.PathLike], space: str) -> pd.DataFrame:
-    pred, label = SPACES[space]
+def _correct(paths: Sequence[str | os.PathLike], space: str, dataset_label_space: str):
+    pred, label = decision_columns(space, dataset_label_space)
     columns = ["sample_id", "dv", pred, label]
     df = pd.concat([io.read_parquet(p, columns=columns) for p in paths], ignore_index=True)
     df = df[(df[label] >= 0) & (df[pred] >= 0)]
@@ -43,18 +52,22 @@ def pair_consistency(
     predictions: Mapping[str, Sequence[str | os.PathLike]],
     *,
     corruption: str,
-    n_bins: int = 40,
+    n_bins: int = N_BINS,
     min_count: int = 1,
-    spaces: Sequence[str] = tuple(SPACES),
+    dataset_label_space: str = IMAGENET1K,
+    label_spaces: Sequence[str] = LABEL_SPACES,
 ) -> pd.DataFrame:
     """κ of every pair of models (``{model: its prediction files of one corruption}``) per bin.
 
-    Bins with fewer than ``min_count`` shared samples are left out. Columns
-    :data:`TABLE_COLUMNS`.
+    ``label_spaces`` as ``estimation.label_spaces`` (``"dataset"`` is ``dataset_label_space``,
+    the name the rows carry). Bins with fewer than ``min_count`` shared samples are left out.
+    Columns :data:`TABLE_COLUMNS`.
     """
     rows = []
-    for space in spaces:
-        correct = {m: _correct(p, space) for m, p in sorted(predictions.items())}
+    for space in resolve_label_spaces(label_spaces, dataset_label_space):
+        correct = {
+            m: _correct(p, space, dataset_label_space) for m, p in sorted(predictions.items())
+        }
         for a, b in itertools.combinations(sorted(correct), 2):
             both = correct[a].merge(correct[b], on="sample_id", suffixes=("_a", "_b"))
             if both.empty:
@@ -80,14 +93,19 @@ def write_consistency_table(
     predictions: Mapping[str, Mapping[str, Sequence[str | os.PathLike]]],
     out_path: str | os.PathLike,
     *,
-    n_bins: int = 40,
+    n_bins: int = N_BINS,
     min_count: int = 1,
+    dataset_label_space: str = IMAGENET1K,
+    label_spaces: Sequence[str] = LABEL_SPACES,
 ) -> pd.DataFrame:
     """:func:`pair_consistency` of every corruption (``{corruption: {model: files}}``), one CSV."""
     frames = [
-        pair_consistency(files, corruption=c, n_bins=n_bins, min_count=min_count)
+        pair_consistency(
+            files, corruption=c, n_bins=n_bins, min_count=min_count,
+            dataset_label_space=dataset_label_space, label_spaces=label_spaces,
+        )
         for c, files in sorted(predictions.items())
-    ]
+    ]  # fmt: skip
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
     out["n"] = out["n"].astype(np.int64)
     io.write_csv(out, out_path)

@@ -41,11 +41,10 @@ from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
 from vcrbench.layouts import LAYOUT_KINDS, read_layout
-from vcrbench.vocab import UNLABELLED
+from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 WNID_RE = re.compile(r"^n\d{8}$")
 DATASET_KINDS = ("embedded", "folder", "imagenet-val", *LAYOUT_KINDS)
 

@@ -35,43 +35,10 @@ import pandas as pd
 from vcrbench import io
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
+from vcrbench.vocab import DIFFERENCE_COLUMNS, METRICS, REPLICATE_COLUMNS
 
-#: Metrics compared, as in ``vcr_metrics.csv`` (property suffix ``_a`` accuracy, ``_p`` consistency).
-METRICS = ("R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p")
 #: Fewest images a p-value is reported for.
 MIN_UNITS = 10
-#: One row per replicate of one estimate, written by ``evaluate`` (``replicate_metrics.parquet``).
-REPLICATE_COLUMNS = [
-    "model",
-    "corruption",
-    "label_space",
-    "metric",
-    "replicate",
-    "value",
-    "point",
-    "n",
-    "n_units",
-    "seed",
-    "level",
-]
-DIFFERENCE_COLUMNS = [
-    "model_a",
-    "model_b",
-    "relation",
-    "corruption",
-    "label_space",
-    "metric",
-    "value_a",
-    "value_b",
-    "diff",
-    "diff_lo",
-    "diff_hi",
-    "p_value",
-    "p_holm",
-    "indistinguishable",
-    "n_units",
-    "n_boot",
-]
 
 
 def replicate_rows(

@@ -32,7 +32,9 @@ from vcrbench.errors import EvaluationError
 from vcrbench.estimation.io import write_estimates
 from vcrbench.humans.curves import read_estimates as read_human_estimates
 from vcrbench.vocab import (
+    DATASET_DECISION,
     DATASET_LABEL_SPACE,
+    HUMAN_DECISION,
     HUMAN_LABEL_SPACE,
     IMAGENET1K,
     IMAGENET_C_COLUMNS,
@@ -41,6 +43,8 @@ from vcrbench.vocab import (
     PROPERTIES,
     ZERO_SHOT_METRIC_COLUMNS,
     ZERO_SHOT_PROPERTIES,
+    decision_columns,
+    resolve_label_spaces,
 )
 
 #: Replicate metrics of an estimate folder, for paired differences (vcrbench.differences).
@@ -65,19 +69,6 @@ def read_predictions(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     if out["sample_id"].duplicated().any():
         raise EvaluationError(f"duplicate sample ids across prediction files {list(paths)}")
     return out.sort_values("sample_id", kind="stable").reset_index(drop=True)
-
-
-def decision_columns(label_space: str, dataset_space: str) -> tuple[str, str]:
-    """The prediction and label columns of a label space: ``pred``/``label`` for the dataset's,
-    ``pred16``/``label16`` for the 16 human classes."""
-    if label_space == HUMAN_LABEL_SPACE:
-        return "pred16", "label16"
-    if label_space == dataset_space:
-        return "pred", "label"
-    raise EvaluationError(
-        f"label space {label_space!r} is neither the dataset's ({dataset_space!r}) "
-        f"nor {HUMAN_LABEL_SPACE!r}"
-    )
 
 
 def decisions(
@@ -159,7 +150,7 @@ def evaluate(
     settings: Mapping,
     seed: int,
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = (IMAGENET1K, HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str] = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE),
     reference: str | None = None,
     reference_how: str | None = None,
     reference_dir: str | os.PathLike | None = None,
@@ -193,9 +184,7 @@ def evaluate(
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
     replicate_frames: list[pd.DataFrame] = []
-    for space in dict.fromkeys(
-        [dataset_label_space if s == "dataset" else s for s in label_spaces]
-    ):
+    for space in resolve_label_spaces(label_spaces, dataset_label_space):
         obs = outcomes(preds, clean, space, dataset_label_space)
         if obs is None:
             log.info("%s: no %s decisions; label space skipped", model, space)
@@ -398,7 +387,7 @@ def imagenet_c_accuracy(
         parts = [read_prediction_file(f, ["severity"]) for f in files]
         for f, part in zip(files, parts, strict=True):
             missing = sorted(
-                {"image_id", "label", "pred", "pred16", "label16", "severity"} - set(part.columns)
+                {"image_id", *DATASET_DECISION, *HUMAN_DECISION, "severity"} - set(part.columns)
             )
             if missing:
                 raise EvaluationError(f"{f}: lacks column(s) {missing}")
@@ -406,9 +395,7 @@ def imagenet_c_accuracy(
         preds = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         path = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
         ref = read_prediction_file(clean[model])
-        for space in dict.fromkeys(
-            dataset_label_space if s == DATASET_LABEL_SPACE else s for s in label_spaces
-        ):
+        for space in resolve_label_spaces(label_spaces, dataset_label_space):
             found = decisions(preds, ref, space, dataset_label_space, where=str(path))
             if found is None:
                 continue

@@ -30,27 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from vcrbench.errors import LabelSpaceError
-from vcrbench.vocab import DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE, IMAGENET1K, UNLABELLED
-
-#: The 16 entry-level classes; a 16-class label is an index into this tuple.
-GEIRHOS16_CLASSES: tuple[str, ...] = (
-    "airplane",
-    "bear",
-    "bicycle",
-    "bird",
-    "boat",
-    "bottle",
-    "car",
-    "cat",
-    "chair",
-    "clock",
-    "dog",
-    "elephant",
-    "keyboard",
-    "knife",
-    "oven",
-    "truck",
+from vcrbench.vocab import (
+    DATASET_LABEL_SPACE,
+    GEIRHOS16_CLASSES,
+    HUMAN_LABEL_SPACE,
+    IMAGENET1K,
+    UNLABELLED,
 )
+
 #: Number of ImageNet-1k classes that map to one of the 16 classes.
 GEIRHOS16_N_FINE = 207
 

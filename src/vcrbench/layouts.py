@@ -32,12 +32,12 @@ import pandas as pd
 
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import read_class_names
+from vcrbench.vocab import IMAGE_SUFFIXES
 
 #: Dataset kinds read here (``dataset.kind``).
 LAYOUT_KINDS = ("cub200", "awa2", "sun")
 #: ``dataset.split`` values (CUB-200-2011's ``train_test_split.txt``).
 SPLITS = ("all", "train", "test")
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 
 
 def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:

@@ -53,27 +53,18 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import isotonic_regression
 
-from vcrbench import measure
+from vcrbench import measure, schema
 from vcrbench.bins import counts_per_bin, scaled_min_count
 from vcrbench.corruptions import Corruption
 from vcrbench.seeding import derive_seed, rng
-from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS, param_column
+from vcrbench.vocab import N_BINS, param_column
 
 log = logging.getLogger(__name__)
 
 MODES = ("parameter-uniform", "dv-uniform")
-#: Options of dv-uniform mode and their defaults (config: sampling.options).
-DV_UNIFORM_DEFAULTS = {
-    "pilot_fraction": 0.1,
-    "max_pilot_fraction": 0.2,
-    "min_points_per_image": 8,
-    "max_rounds": 8,
-    "bins": N_BINS,
-    "min_count": None,  # None: scaled_min_count(n_samples)
-    "denominator": COVERAGE_DENOMINATOR,
-    "batch_size": 32,
-    "device": None,
-}
+#: Options of dv-uniform mode and their defaults (config: sampling.options), from the schema's
+#: ``$defs/dv_uniform_options`` (``min_count`` None: ``scaled_min_count(n_samples)``).
+DV_UNIFORM_DEFAULTS = schema.definition_defaults("dv_uniform_options")
 
 
 # --------------------------------------------------------------------------- the manifest

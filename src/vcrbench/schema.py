@@ -5,7 +5,8 @@ The schema ships inside the package (``vcrbench/data/config.schema.yaml``; the r
 read the same defaults. :func:`validate` checks a whole config and fills in every default (what
 Snakemake's ``validate`` does, with messages that name the key); :func:`validate_block` does the
 same for one block (``figures``, ``estimation`` …) of a library caller that has no whole config;
-:func:`defaults` gives a block's defaults.
+:func:`defaults` gives a block's defaults, :func:`definition_defaults` those of a ``$defs`` entry
+(option sets that are not filled into the config, e.g. ``dv_uniform_options``).
 """
 
 from __future__ import annotations
@@ -89,3 +90,12 @@ def validate_block(name: str, block: Mapping | None) -> dict:
 def defaults(name: str) -> dict:
     """The defaults of one top-level block (every key the schema gives a default)."""
     return validate_block(name, {})
+
+
+def definition_defaults(name: str) -> dict:
+    """The defaults of the schema's ``$defs`` entry ``name``, in the schema's order."""
+    entry = _load(None).get("$defs", {}).get(name)
+    if entry is None:
+        raise ConfigError(f"schema: no definition {name!r}")
+    props = entry.get("properties", {})
+    return {key: copy.deepcopy(sub["default"]) for key, sub in props.items() if "default" in sub}

@@ -1,12 +1,17 @@
 """The project's vocabulary: every fixed name, constant and column list, defined once.
 
-A leaf module (it imports nothing): label spaces, the two properties a curve can describe, the
+A leaf module (it imports only :mod:`vcrbench.errors`): label spaces and which prediction columns
+decide in each (:func:`decision_columns`), the two properties a curve can describe, the
 autocast precisions, Alg. 1's bins and the paper's coverage criterion, metric names, and the
 columns of every table the workflow writes. Modules import these instead of spelling them again,
 so that a name means one thing everywhere.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vcrbench.errors import LabelSpaceError
 
 # --------------------------------------------------------------------------- label spaces
 
@@ -15,10 +20,59 @@ IMAGENET1K = "imagenet1k"
 #: The 16 entry-level classes of the human experiments (Geirhos et al. 2018); HMRI and MRSI
 #: exist only here, since human data are 16-class forced choice.
 HUMAN_LABEL_SPACE = "geirhos16"
+#: The 16 entry-level classes; a 16-class label is an index into this tuple.
+GEIRHOS16_CLASSES: tuple[str, ...] = (
+    "airplane",
+    "bear",
+    "bicycle",
+    "bird",
+    "boat",
+    "bottle",
+    "car",
+    "cat",
+    "chair",
+    "clock",
+    "dog",
+    "elephant",
+    "keyboard",
+    "knife",
+    "oven",
+    "truck",
+)
 #: What config calls the dataset's own label space (``estimation.label_spaces``, ``figures``).
 DATASET_LABEL_SPACE = "dataset"
 #: The label of an image without one (it counts for consistency only).
 UNLABELLED = -1
+#: The prediction file's (decision, label) columns in the dataset's own label space …
+DATASET_DECISION = ("pred", "label")
+#: … and in the 16 human classes (-1: no 16-class decision or label).
+HUMAN_DECISION = ("pred16", "label16")
+
+
+def resolve_label_space(label_space: str, dataset_label_space: str) -> str:
+    """The config's ``"dataset"`` means the dataset's own label space; other names are kept."""
+    return dataset_label_space if label_space == DATASET_LABEL_SPACE else label_space
+
+
+def resolve_label_spaces(label_spaces: Iterable[str], dataset_label_space: str) -> list[str]:
+    """:func:`resolve_label_space` of each, in order, each name once."""
+    return list(dict.fromkeys(resolve_label_space(s, dataset_label_space) for s in label_spaces))
+
+
+def decision_columns(label_space: str, dataset_label_space: str) -> tuple[str, str]:
+    """The (decision, label) columns of a prediction file in ``label_space``: ``pred``/``label``
+    in the dataset's own label space (``"dataset"`` or its name), ``pred16``/``label16`` in the
+    16 human classes; :class:`~vcrbench.errors.LabelSpaceError` for any other."""
+    space = resolve_label_space(label_space, dataset_label_space)
+    if space == HUMAN_LABEL_SPACE:
+        return HUMAN_DECISION
+    if space == dataset_label_space:
+        return DATASET_DECISION
+    raise LabelSpaceError(
+        f"label space {label_space!r} is neither the dataset's ({dataset_label_space!r}) "
+        f"nor {HUMAN_LABEL_SPACE!r}"
+    )
+
 
 # --------------------------------------------------------------------------- curves
 
@@ -52,6 +106,11 @@ COVERAGE_MIN_COUNT = 20
 COVERAGE_REFERENCE_N = 50_000
 #: The paper's coverage values are k/39: bins 0..38 are counted.
 COVERAGE_DENOMINATOR = 39
+
+# --------------------------------------------------------------------------- images
+
+#: File suffixes read as images when a dataset folder or layout is listed (lower case).
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".ppm", ".pgm"})
 
 # --------------------------------------------------------------------------- models
 
@@ -163,3 +222,113 @@ METRIC_COLUMNS = [
     "n_images",
     "n_labelled",
 ]
+
+# --------------------------------------------------------------------------- more tables
+
+#: Columns of ``results/tables/model_error_consistency.csv`` (vcrbench.consistency).
+MODEL_CONSISTENCY_COLUMNS = (
+    "corruption", "label_space", "model_a", "model_b", "bin", "v_lo", "v_hi", "n", "p_a", "p_b",
+    "c_obs", "c_exp", "kappa",
+)  # fmt: skip
+#: Columns of ``results/tables/defenses.csv`` (vcrbench.tables.defenses).
+DEFENSE_COLUMNS = [
+    "model",
+    "undefended",
+    "defense",
+    "corruption",
+    "label_space",
+    "n_samples",
+    "n_images",
+    "clean_accuracy_undefended",
+    "clean_accuracy_defended",
+    "clean_relative_change",
+    "accuracy_undefended",
+    "accuracy_defended",
+    "relative_change",
+    "relative_change_lo",
+    "relative_change_hi",
+    "R_a_undefended",
+    "R_a_defended",
+    "delta_R_a",
+    "delta_R_a_lo",
+    "delta_R_a_hi",
+    "p_R_a",
+    "R_p_undefended",
+    "R_p_defended",
+    "delta_R_p",
+    "delta_R_p_lo",
+    "delta_R_p_hi",
+    "p_R_p",
+    "n_boot",
+    "level",
+]
+#: Columns of :func:`vcrbench.differences.differences` -> their columns in ``defenses.csv`` (per metric).
+DEFENSE_DELTA_COLUMNS = {
+    "value_b": "{metric}_undefended",
+    "value_a": "{metric}_defended",
+    "diff": "delta_{metric}",
+    "diff_lo": "delta_{metric}_lo",
+    "diff_hi": "delta_{metric}_hi",
+    "p_value": "p_{metric}",
+}
+#: One row per replicate of one estimate, written by ``evaluate`` (``replicate_metrics.parquet``).
+REPLICATE_COLUMNS = [
+    "model",
+    "corruption",
+    "label_space",
+    "metric",
+    "replicate",
+    "value",
+    "point",
+    "n",
+    "n_units",
+    "seed",
+    "level",
+]
+#: Columns of ``results/tables/model_differences.csv``.
+DIFFERENCE_COLUMNS = [
+    "model_a",
+    "model_b",
+    "relation",
+    "corruption",
+    "label_space",
+    "metric",
+    "value_a",
+    "value_b",
+    "diff",
+    "diff_lo",
+    "diff_hi",
+    "p_value",
+    "p_holm",
+    "indistinguishable",
+    "n_units",
+    "n_boot",
+]
+#: Columns of ``results/tables/human_similarity.csv``.
+SIMILARITY_COLUMNS = [
+    "property",
+    "reference_a",
+    "reference_b",
+    "corruption_a",
+    "corruption_b",
+    "class_a",
+    "class_b",
+    "similar",
+    "overlap_fraction",
+    "max_gap",
+    "first_gap_v",
+    "level",
+    "band",
+]
+#: Columns of ``results/tables/zero_shot_classes.csv``.
+ZERO_SHOT_CLASS_COLUMNS = [
+    "model", "corruption", "class", "class_name", "group", "bin", "v_lo", "v_hi", "n", "correct",
+    "accuracy", "clean_n", "clean_accuracy",
+]  # fmt: skip
+#: Columns of ``results/tables/zero_shot_transitions.csv``.
+ZERO_SHOT_TRANSITION_COLUMNS = [
+    "model", "corruption", "group", "bin", "v_lo", "v_hi", "n", "n_clean_correct",
+    "n_clean_false", "CF", "FC", "FF", "n_changed", "to_seen", "to_unseen",
+]  # fmt: skip
+#: The image columns of a shard (raw uint8 pixels and their shape; vcrbench.io.image_column).
+IMAGE_COLUMNS = ["image", "height", "width"]

@@ -39,20 +39,15 @@ from vcrbench.bins import bin_edges, bin_index
 from vcrbench.estimation.area import area
 from vcrbench.estimation.bins import bins_frame
 from vcrbench.estimation.bootstrap import percentile_interval
-from vcrbench.vocab import N_BINS, ZERO_SHOT_PROPERTIES
+from vcrbench.vocab import (
+    N_BINS,
+    ZERO_SHOT_CLASS_COLUMNS,
+    ZERO_SHOT_PROPERTIES,
+    ZERO_SHOT_TRANSITION_COLUMNS,
+)
 
 #: Group of a class in a zero-shot split.
 SEEN, UNSEEN = "seen", "unseen"
-#: Columns of ``results/tables/zero_shot_classes.csv``.
-CLASS_COLUMNS = [
-    "model", "corruption", "class", "class_name", "group", "bin", "v_lo", "v_hi", "n", "correct",
-    "accuracy", "clean_n", "clean_accuracy",
-]  # fmt: skip
-#: Columns of ``results/tables/zero_shot_transitions.csv``.
-TRANSITION_COLUMNS = [
-    "model", "corruption", "group", "bin", "v_lo", "v_hi", "n", "n_clean_correct",
-    "n_clean_false", "CF", "FC", "FF", "n_changed", "to_seen", "to_unseen",
-]  # fmt: skip
 
 
 def balance_weights(labels: np.ndarray, bins: np.ndarray | None = None) -> np.ndarray:
@@ -213,7 +208,7 @@ def class_table(
     n_bins: int = N_BINS,
 ) -> pd.DataFrame:
     """Per class and Δv bin: samples, correct ones and accuracy, with the class's clean accuracy
-    (:data:`CLASS_COLUMNS`; bins without samples of a class are left out)."""
+    (:data:`ZERO_SHOT_CLASS_COLUMNS`; bins without samples of a class are left out)."""
     lab = preds[preds["label"] >= 0]
     j, lo, hi = _bins(lab["dv"].to_numpy(np.float64), n_bins)
     frame = pd.DataFrame(
@@ -237,7 +232,7 @@ def class_table(
     per["model"], per["corruption"] = model, corruption
     per["clean_n"] = per["clean_n"].fillna(0).astype("int64")
     per["correct"] = per["correct"].astype("int64")
-    return per[CLASS_COLUMNS]
+    return per[ZERO_SHOT_CLASS_COLUMNS]
 
 
 def _transition_row(ok, clean_ok, changed, to_seen, to_unseen) -> dict:
@@ -270,7 +265,7 @@ def transition_table(
     n_bins: int = N_BINS,
 ) -> pd.DataFrame:
     """Class transitions between each labelled sample's clean and corrupted prediction
-    (:data:`TRANSITION_COLUMNS`), for all samples and per class group (seen, unseen), over all of
+    (:data:`ZERO_SHOT_TRANSITION_COLUMNS`), for all samples and per class group (seen, unseen), over all of
     Δv (``bin = -1``, ``v_lo = 0``, ``v_hi = 1``) and per Δv bin with samples. CF, FC and FF are
     shares of the clean-correct / clean-false samples; ``to_seen``/``to_unseen`` shares of the
     changed predictions (NaN without a split)."""
@@ -299,7 +294,7 @@ def transition_table(
             v = (0.0, 1.0) if b < 0 else (lo[b], hi[b])
             rows.append({"model": model, "corruption": corruption, "group": group, "bin": b,
                          "v_lo": v[0], "v_hi": v[1], **row})  # fmt: skip
-    return pd.DataFrame(rows, columns=TRANSITION_COLUMNS)
+    return pd.DataFrame(rows, columns=ZERO_SHOT_TRANSITION_COLUMNS)
 
 
 def write_zero_shot_tables(

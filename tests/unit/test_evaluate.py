@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from vcrbench import estimation, evaluate, io
+from vcrbench.errors import LabelSpaceError
 from vcrbench.humans.curves import write_estimates
 from vcrbench.vocab import IMAGENET_C_COLUMNS
 
@@ -66,7 +67,7 @@ def test_outcomes_in_the_dataset_space():
 
     no16 = preds.assign(pred16=np.int8(-1))
     assert evaluate.outcomes(no16, clean, "geirhos16", "imagenet1k") is None
-    with pytest.raises(evaluate.EvaluationError, match="cub200"):
+    with pytest.raises(LabelSpaceError, match="cub200"):
         evaluate.outcomes(preds, clean, "cub200", "imagenet1k")
 
 

@@ -7,7 +7,9 @@ import pandas as pd
 import pytest
 
 from vcrbench import consistency, io
+from vcrbench.errors import LabelSpaceError
 from vcrbench.humans.geirhos_data import error_consistency
+from vcrbench.vocab import decision_columns, resolve_label_spaces
 
 
 def _predictions(path, correct, dv, label16=None):
@@ -55,3 +57,44 @@ def test_pairs_per_bin_and_label_space(tmp_path):
     assert (row.n, row.kappa) == (ref["n"], pytest.approx(ref["kappa"]))
     out = consistency.write_consistency_table({"x": files}, tmp_path / "t.csv", n_bins=5)
     assert pd.read_csv(tmp_path / "t.csv").shape == out.shape
+
+
+def test_a_dataset_with_its_own_label_space_names_its_rows(tmp_path):
+    # Models over a dataset's own classes (e.g. CUB's 200) make no 16-class decision (pred16 -1):
+    # the rows carry the dataset's label space, never imagenet1k, and there are no geirhos16 rows.
+    rng = np.random.default_rng(1)
+    n = 200
+    dv = rng.random(n)
+    a = rng.random(n) < 0.6
+    files = {
+        m: [_predictions(tmp_path / f"{m}.parquet", correct, dv)]
+        for m, correct in {"a": a, "b": np.where(rng.random(n) < 0.9, a, ~a)}.items()
+    }
+    for name in files:
+        df = io.read_parquet(files[name][0])
+        io.write_parquet(df.assign(pred16=np.int8(-1)), files[name][0])
+    out = consistency.write_consistency_table(
+        {"x": files}, tmp_path / "t.csv", n_bins=5, dataset_label_space="cub200"
+    )
+    assert set(out.label_space) == {"cub200"} and len(out) == 4
+    assert set(pd.read_csv(tmp_path / "t.csv").label_space) == {"cub200"}
+    assert out.n.sum() == n - 1
+    # only the label spaces asked for; an unknown one is an error naming it
+    only = consistency.pair_consistency(
+        files, corruption="x", n_bins=5, dataset_label_space="cub200", label_spaces=["geirhos16"]
+    )
+    assert only.empty
+    with pytest.raises(LabelSpaceError, match="label space 'imagenet1k' is neither"):
+        consistency.pair_consistency(
+            files, corruption="x", dataset_label_space="cub200", label_spaces=["imagenet1k"]
+        )
+
+
+def test_the_resolver_gives_each_label_space_its_columns():
+    assert decision_columns("dataset", "cub200") == ("pred", "label")
+    assert decision_columns("cub200", "cub200") == ("pred", "label")
+    assert decision_columns("geirhos16", "imagenet1k") == ("pred16", "label16")
+    assert resolve_label_spaces(["dataset", "geirhos16", "imagenet1k"], "imagenet1k") == [
+        "imagenet1k",
+        "geirhos16",
+    ]

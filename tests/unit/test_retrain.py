@@ -393,6 +393,8 @@ def _pool(root: Path, names_labels, images, **keys):
         "labels": str(labels),
         "resize": 32,
         "crop": 32,
+        "seed": 0,
+        "on_error": "raise",
         **keys,
     }
     index = prepare_pool(pool, out / "images.npy", out / "index.parquet")
@@ -458,6 +460,8 @@ def test_pools_prepared_at_another_size_cannot_be_compared(tmp_path):
         "labels": str(labels),
         "resize": 24,
         "crop": 24,
+        "seed": 0,
+        "on_error": "raise",
     }
     prepare_pool(pool, tmp_path / "p.npy", tmp_path / "p.parquet")
     with pytest.raises(PoolOverlapError, match="same resize and crop"):

@@ -8,4 +8,11 @@ with job.run(snakemake):
     for path in snakemake.input:
         w = paths.parse(paths.PREDICTIONS_GROUP, path)
         files.setdefault(w["corruption"], {}).setdefault(w["model"], []).append(path)
-    consistency.write_consistency_table(files, snakemake.output[0], n_bins=snakemake.params.n_bins)
+    p = snakemake.params
+    consistency.write_consistency_table(
+        files,
+        snakemake.output[0],
+        n_bins=p.n_bins,
+        label_spaces=p.label_spaces,
+        dataset_label_space=p.dataset_label_space,
+    )

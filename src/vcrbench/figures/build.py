@@ -17,8 +17,7 @@ from vcrbench import io
 from vcrbench.figures import style as style_mod
 from vcrbench.figures.style import Style
 from vcrbench.humans.curves import read_estimates as read_human_estimates
-from vcrbench.tables import resolve_label_space
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, PROPERTY_NAMES
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, PROPERTY_NAMES, resolve_label_space
 
 PathLike = str | os.PathLike
 
@@ -115,7 +114,7 @@ def curves_label_space(style: Style, dataset_label_space: str, has_human: bool) 
     mode = style.curves_label_space
     if mode == "auto":
         return HUMAN_LABEL_SPACE if has_human else dataset_label_space
-    return dataset_label_space if mode == "dataset" else mode
+    return resolve_label_space(mode, dataset_label_space)
 
 
 def read_model_curves(curve_paths: Sequence[PathLike]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from vcrbench.estimation import Estimate
 from vcrbench.figures import layout
 from vcrbench.figures.style import Style, new_figure
 from vcrbench.tables import display_corruption as corruption_title
-from vcrbench.vocab import PROPERTY_NAMES
+from vcrbench.vocab import PROPERTY_NAMES, SIMILARITY_COLUMNS
 
 #: Colours of the references (one per reference, in sorted order; Okabe-Ito).
 REFERENCE_COLORS = (
@@ -31,22 +31,6 @@ REFERENCE_COLORS = (
     "#F0E442",
 )
 UNCLASSIFIED = "no class"
-
-SIMILARITY_COLUMNS = [
-    "property",
-    "reference_a",
-    "reference_b",
-    "corruption_a",
-    "corruption_b",
-    "class_a",
-    "class_b",
-    "similar",
-    "overlap_fraction",
-    "max_gap",
-    "first_gap_v",
-    "level",
-    "band",
-]
 
 
 def similarity_table(

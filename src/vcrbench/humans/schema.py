@@ -75,7 +75,7 @@ def classes16() -> list[str]:
     humans and models share one class order; the alphabetical list if that module is absent.
     """
     try:
-        from vcrbench.labels import GEIRHOS16_CLASSES
+        from vcrbench.vocab import GEIRHOS16_CLASSES
     except ImportError:
         return list(_CLASSES16_FALLBACK)
     return list(GEIRHOS16_CLASSES)

@@ -24,7 +24,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from vcrbench import io
 from vcrbench.defenses import Defense
 from vcrbench.errors import InferenceError
-from vcrbench.vocab import SHARD_COLUMNS
+from vcrbench.vocab import IMAGE_COLUMNS, SHARD_COLUMNS
 
 
 def worker_init(_: int) -> None:
@@ -41,9 +41,6 @@ class Unit:
     path: str
     row_group: int
     offset: int  # position of the row group's first row in the job's output
-
-
-IMAGE_COLUMNS = ["image", "height", "width"]
 
 
 def batch_buffer(shape: tuple[int, ...]) -> torch.Tensor:

@@ -140,7 +140,7 @@ def plan_cost(
     gen = cpu_table(images, generation.get("corruptions", {}))
     per_model = n_clean + int(images["images"].sum())
     gpus = gpu_table(config, per_model, gpu.get("architectures", {}), gpu.get("aliases", {}))
-    crop = int(config["dataset"].get("crop", 224))
+    crop = int(config["dataset"]["crop"])
     n_models = len(gpus)
     disk = [
         {"output": "clean set (uint8 array)", "gib": n_clean * crop * crop * 3 / 2**30},

@@ -48,7 +48,7 @@ def prepare_pool(
     except datasets.DatasetError as exc:
         raise datasets.DatasetError(f"retrain.pool.{exc}") from None
     labelled = datasets.select_images(
-        chosen, labelled_only=True, n_images=pool.get("n_images"), seed=int(pool.get("seed", 0))
+        chosen, labelled_only=True, n_images=pool.get("n_images"), seed=int(pool["seed"])
     )
     unlabelled = int((chosen["label"] == UNLABELLED).sum())
     if unlabelled:
@@ -63,9 +63,9 @@ def prepare_pool(
         labelled,
         images_path,
         index_path,
-        resize=int(pool.get("resize", 256)),
-        crop=int(pool.get("crop", 224)),
-        on_error=pool.get("on_error", "raise"),
+        resize=int(pool["resize"]),
+        crop=int(pool["crop"]),
+        on_error=pool["on_error"],
         threads=threads,
     )
 

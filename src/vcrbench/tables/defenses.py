@@ -30,50 +30,14 @@ from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
 from vcrbench.estimation.bootstrap import small_sample_factor
 from vcrbench.evaluate import outcomes, read_prediction_file, read_predictions
-from vcrbench.vocab import HUMAN_LABEL_SPACE
+from vcrbench.vocab import (
+    DEFENSE_COLUMNS,
+    DEFENSE_DELTA_COLUMNS,
+    HUMAN_LABEL_SPACE,
+    resolve_label_spaces,
+)
 
 PathLike = str | os.PathLike
-#: Columns of ``defenses.csv``.
-DEFENSE_COLUMNS = [
-    "model",
-    "undefended",
-    "defense",
-    "corruption",
-    "label_space",
-    "n_samples",
-    "n_images",
-    "clean_accuracy_undefended",
-    "clean_accuracy_defended",
-    "clean_relative_change",
-    "accuracy_undefended",
-    "accuracy_defended",
-    "relative_change",
-    "relative_change_lo",
-    "relative_change_hi",
-    "R_a_undefended",
-    "R_a_defended",
-    "delta_R_a",
-    "delta_R_a_lo",
-    "delta_R_a_hi",
-    "p_R_a",
-    "R_p_undefended",
-    "R_p_defended",
-    "delta_R_p",
-    "delta_R_p_lo",
-    "delta_R_p_hi",
-    "p_R_p",
-    "n_boot",
-    "level",
-]
-#: Columns of :func:`vcrbench.differences.differences` -> columns here (per metric).
-DELTA_COLUMNS = {
-    "value_b": "{metric}_undefended",
-    "value_a": "{metric}_defended",
-    "diff": "delta_{metric}",
-    "diff_lo": "delta_{metric}_lo",
-    "diff_hi": "delta_{metric}_hi",
-    "p_value": "p_{metric}",
-}
 
 
 def _per_image(images: np.ndarray, values: np.ndarray, index: Mapping[str, int]) -> np.ndarray:
@@ -178,7 +142,7 @@ def defense_effects(
     its defense; ``settings``: the config's ``estimation`` block (``n_boot``, ``level``,
     ``small_sample``).
     """
-    spaces = list(dict.fromkeys(dataset_label_space if s == "dataset" else s for s in label_spaces))
+    spaces = resolve_label_spaces(label_spaces, dataset_label_space)
     rows = []
     for model, undefended in sorted(pairs.items()):
         for name in (model, undefended):
@@ -224,7 +188,7 @@ def defense_effects(
                         n_boot=int(settings["n_boot"]),
                         level=float(settings["level"]),
                         seed=seeding.derive_seed(seed, "defenses", model, corruption, space),
-                        small_sample=settings.get("small_sample", "t"),
+                        small_sample=settings["small_sample"],
                     )
                 )
                 here = deltas[
@@ -232,7 +196,7 @@ def defense_effects(
                 ]
                 for metric in ("R_a", "R_p"):
                     r = here[here["metric"] == metric]
-                    for source, column in DELTA_COLUMNS.items():
+                    for source, column in DEFENSE_DELTA_COLUMNS.items():
                         value = float(r.iloc[0][source]) if len(r) else np.nan
                         row[column.format(metric=metric)] = value
                 rows.append(row)

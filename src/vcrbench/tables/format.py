@@ -18,7 +18,7 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.errors import TableError
-from vcrbench.vocab import DATASET_LABEL_SPACE
+from vcrbench.vocab import resolve_label_space  # noqa: F401  (re-exported by vcrbench.tables)
 
 MISSING = "–"
 HEADERS_MD = {
@@ -212,8 +212,3 @@ def _check_columns(df: pd.DataFrame, columns, what: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise TableError(f"{what}: input lacks column(s) {', '.join(missing)}")
-
-
-def resolve_label_space(label_space: str, dataset_label_space: str) -> str:
-    """The config's ``"dataset"`` means the dataset's own label space."""
-    return dataset_label_space if label_space == DATASET_LABEL_SPACE else label_space

@@ -176,10 +176,13 @@ def evaluate(
     """
     preds = read_predictions(prediction_paths)
     clean = read_prediction_file(clean_path)
-    est_kwargs = estimation.estimate_kwargs(settings)
     human = None
     if reference_dir is not None:
         human = read_human_estimates(Path(reference_dir))
+    setup = _Setup(
+        model, corruption, settings, estimation.estimate_kwargs(settings), seed, human,
+        metric_range, scenario_level, progress,
+    )  # fmt: skip
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
@@ -202,47 +205,10 @@ def evaluate(
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
                 continue
-            o = obs[key]
-            # The seed leaves the model out: every model's replicate b resamples the same images,
-            # so differences between models are paired (vcrbench.differences).
-            est_seed = seeding.derive_seed(seed, "estimate", corruption, space, prop)
-            est = estimation.estimate(
-                o.dv,
-                o.y,
-                o.anchor,
-                groups=o.groups,
-                anchor_groups=o.anchor_groups,
-                seed=est_seed,
-                progress=progress,
-                **est_kwargs,
-            )
+            est, values, frames = _property(setup, space, key, prop, obs[key])
             estimates[(space, prop)] = est
-            row.update(
-                {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
-            )
-            human_row, human_reps = _human_aware(
-                key, prop, est, human, space, settings, metric_range, scenario_level
-            )
-            row.update(human_row)
-            unit = {
-                "n": est.n,
-                "n_units": est.n_groups or est.n,
-                "seed": est_seed,
-                "level": est.level,
-            }
-            replicate_frames.append(
-                replicate_rows(
-                    model, corruption, space, f"R_{key}", est.area,
-                    est.replicate_areas(settings.get("weighting")), **unit,
-                )
-            )  # fmt: skip
-            for name, reps in human_reps.items():
-                replicate_frames.append(
-                    replicate_rows(
-                        model, corruption, space, f"{name}_{key}", human_row[f"{name}_{key}"],
-                        reps, **unit,
-                    )
-                )  # fmt: skip
+            row.update(values)
+            replicate_frames += frames
         row.update({"human_reference": reference, "reference_how": reference_how})
         if zero_shot is not None and space == dataset_label_space:
             replicate_frames += _zero_shot(
@@ -253,8 +219,65 @@ def evaluate(
 
     if not metric_rows:
         raise EvaluationError(f"{model} on {corruption}: no label space could be evaluated")
-    out_dir = Path(out_dir)
     meta = {"model": model, "corruption": corruption, "settings": dict(settings), "seed": seed}
+    return _write(Path(out_dir), estimates, metric_rows, replicate_frames, meta)
+
+
+class _Setup(NamedTuple):
+    """What every estimate of one :func:`evaluate` call shares."""
+
+    model: str
+    corruption: str
+    settings: Mapping
+    est_kwargs: dict
+    seed: int
+    human: Mapping | None
+    metric_range: str
+    scenario_level: float
+    progress: bool
+
+
+def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
+    """One property's estimate in one label space: ``(estimate, its metrics-row values, its
+    replicate rows and those of its HMRI/MRSI)``."""
+    # The seed leaves the model out: every model's replicate b resamples the same images,
+    # so differences between models are paired (vcrbench.differences).
+    est_seed = seeding.derive_seed(setup.seed, "estimate", setup.corruption, space, prop)
+    est = estimation.estimate(
+        o.dv,
+        o.y,
+        o.anchor,
+        groups=o.groups,
+        anchor_groups=o.anchor_groups,
+        seed=est_seed,
+        progress=setup.progress,
+        **setup.est_kwargs,
+    )
+    values = {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
+    human_row, human_reps = _human_aware(
+        key, prop, est, setup.human, space, setup.settings, setup.metric_range,
+        setup.scenario_level,
+    )  # fmt: skip
+    values.update(human_row)
+    unit = {"n": est.n, "n_units": est.n_groups or est.n, "seed": est_seed, "level": est.level}
+    frames = [
+        replicate_rows(
+            setup.model, setup.corruption, space, f"R_{key}", est.area,
+            est.replicate_areas(setup.settings.get("weighting")), **unit,
+        )
+    ]  # fmt: skip
+    for name, reps in human_reps.items():
+        frames.append(
+            replicate_rows(
+                setup.model, setup.corruption, space, f"{name}_{key}", human_row[f"{name}_{key}"],
+                reps, **unit,
+            )
+        )  # fmt: skip
+    return est, values, frames
+
+
+def _write(out_dir: Path, estimates, metric_rows, replicate_frames, meta) -> pd.DataFrame:
+    """Write one evaluation's bins, curves, replicate metrics and metrics; the metrics table."""
     write_estimates(
         estimates,
         out_dir,

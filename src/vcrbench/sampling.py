@@ -320,10 +320,7 @@ def _dv_uniform(
         k = min(pilot_first - used, max(1, math.ceil(0.3 * pilot_first)))
         pooled, per_image = maps(used)
         u = _stratified(k, gen_target)
-        values = np.empty(k)
-        for j, i in enumerate(range(used, used + k)):
-            m = per_image.get(images[i], pooled)
-            values[j] = m.low + (m.high - m.low) * u[j]
+        values = _across_reach(images[used : used + k], u, pooled, per_image)
         aim(used, used + k, values, pooled, per_image)
         measure(used, used + k)
         used, rounds = used + k, rounds + 1
@@ -332,11 +329,7 @@ def _dv_uniform(
     edges = np.arange(bins + 1) / (bins - 1)
     while used < pilot_max and rounds < int(options["max_rounds"]):
         pooled, per_image = maps(used)
-        counts = counts_per_bin(dv[:used], bins)[:denominator]
-        short = [j for j in range(denominator) if counts[j] < min_count]
-        # Bins beyond what the pilot measured by more than REACH are out of reach.
-        reach_lo, reach_hi = np.min(dv[:used]), np.max(dv[:used]) + REACH
-        short = [j for j in short if edges[j + 1] > reach_lo and edges[j] <= reach_hi]
+        counts, short = _short_bins(dv[:used], bins, denominator, min_count, edges)
         if not short:
             break
         # Ask for a little more than missing: some targets land in a neighbouring bin.
@@ -346,20 +339,7 @@ def _dv_uniform(
         wanted = list(gen_target.permutation(wanted))
         # At most half of the remaining budget per round: later rounds use better maps.
         k = min(len(wanted), max(len(short), (pilot_max - used) // 2), pilot_max - used)
-        values = np.empty(k)
-        for j, i in enumerate(range(used, used + k)):
-            m = per_image.get(images[i], pooled)
-            # Each sample's image is fixed: give it a wanted bin that its map reaches, if any.
-            top = m.high + REACH
-            fits = [w for w, b in enumerate(wanted) if edges[b + 1] > m.low and edges[b] < top]
-            frac = 0.1 + 0.8 * gen_target.random()
-            if fits:
-                b = wanted.pop(fits[int(gen_target.integers(len(fits)))])
-                # The middle 80 % of the part of the bin this image reaches.
-                lo, hi = max(edges[b], m.low), min(edges[b + 1], top)
-                values[j] = lo + (hi - lo) * frac
-            else:
-                values[j] = m.low + (m.high - m.low) * frac
+        values = _into_bins(images[used : used + k], wanted, edges, pooled, per_image, gen_target)
         aim(used, used + k, values, pooled, per_image)
         measure(used, used + k)
         used, rounds = used + k, rounds + 1
@@ -369,22 +349,9 @@ def _dv_uniform(
     rest = n - used
     if rest:
         u = _stratified(rest, gen_target)
-        values = np.empty(rest)
-        for j, i in enumerate(range(used, n)):
-            m = per_image.get(images[i], pooled)
-            values[j] = m.low + (m.high - m.low) * u[j]
-        aim(used, n, values, pooled, per_image)
+        aim(used, n, _across_reach(images[used:n], u, pooled, per_image), pooled, per_image)
     counts = counts_per_bin(dv[:used], bins)[:denominator]
-    info = {
-        "mode": "dv-uniform",
-        "n_pilot": int(used),
-        "pilot_first": int(first),
-        "rounds": int(rounds),
-        "min_count": int(min_count),
-        "pilot_short_bins": [int(j) for j in np.flatnonzero(counts < min_count)],
-        "pilot_dv": [float(x) for x in dv[:used]],
-        "per_image_maps": len(per_image),
-    }
+    info = _pilot_info(dv[:used], first, rounds, min_count, counts, len(per_image))
     log.info(
         "%s: dv-uniform pilot of %d samples in %d rounds after the first; bins short after the "
         "pilot: %s",
@@ -394,6 +361,58 @@ def _dv_uniform(
         info["pilot_short_bins"],
     )
     return corruption.path(t, sides), target, info
+
+
+def _short_bins(dv: np.ndarray, bins: int, denominator: int, min_count: int, edges):
+    """``(counts of the counted bins, the bins short of min_count within the pilot's reach)``:
+    bins beyond what the pilot measured by more than ``REACH`` are out of reach."""
+    counts = counts_per_bin(dv, bins)[:denominator]
+    short = [j for j in range(denominator) if counts[j] < min_count]
+    reach_lo, reach_hi = np.min(dv), np.max(dv) + REACH
+    return counts, [j for j in short if edges[j + 1] > reach_lo and edges[j] <= reach_hi]
+
+
+def _pilot_info(pilot_dv, first, rounds, min_count, counts, per_image_maps: int) -> dict:
+    """What the manifest records of a dv-uniform pilot (``DataFrame.attrs["sampling"]``)."""
+    return {
+        "mode": "dv-uniform",
+        "n_pilot": len(pilot_dv),
+        "pilot_first": int(first),
+        "rounds": int(rounds),
+        "min_count": int(min_count),
+        "pilot_short_bins": [int(j) for j in np.flatnonzero(counts < min_count)],
+        "pilot_dv": [float(x) for x in pilot_dv],
+        "per_image_maps": per_image_maps,
+    }
+
+
+def _across_reach(images: np.ndarray, u: np.ndarray, pooled, per_image) -> np.ndarray:
+    """Δv targets at fractions ``u`` of the range each image's map (else the pooled map) reaches."""
+    values = np.empty(len(images))
+    for j, image in enumerate(images):
+        m = per_image.get(image, pooled)
+        values[j] = m.low + (m.high - m.low) * u[j]
+    return values
+
+
+def _into_bins(images, wanted: list, edges, pooled, per_image, gen) -> np.ndarray:
+    """Δv targets for samples of ``images`` in the ``wanted`` bins (taken from the list as they
+    are given out); a sample whose image's map reaches none of them aims across its reach."""
+    values = np.empty(len(images))
+    for j, image in enumerate(images):
+        m = per_image.get(image, pooled)
+        # Each sample's image is fixed: give it a wanted bin that its map reaches, if any.
+        top = m.high + REACH
+        fits = [w for w, b in enumerate(wanted) if edges[b + 1] > m.low and edges[b] < top]
+        frac = 0.1 + 0.8 * gen.random()
+        if fits:
+            b = wanted.pop(fits[int(gen.integers(len(fits)))])
+            # The middle 80 % of the part of the bin this image reaches.
+            lo, hi = max(edges[b], m.low), min(edges[b + 1], top)
+            values[j] = lo + (hi - lo) * frac
+        else:
+            values[j] = m.low + (m.high - m.low) * frac
+    return values
 
 
 def _measure(

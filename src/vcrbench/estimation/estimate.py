@@ -278,30 +278,10 @@ def estimate(
     samples = check_samples(dv, correct, groups)
     dv, y = samples.dv, samples.y
     weights = sample_weights(weights, correct)
-    a0, anchor_data = prepare_anchor(anchor0, anchor_groups)
-    if anchor_weights is not None:
-        if anchor_data is None:
-            raise ValueError("anchor_weights given but anchor0 is a number, not clean outcomes")
-        anchor_weights = sample_weights(anchor_weights, anchor0, "anchor_weights")
-        if anchor_weights.sum() <= 0:
-            raise ValueError("anchor_weights sum to 0")
-        a0 = float(anchor_weights @ anchor_data[0] / anchor_weights.sum())
-    if anchor1 is not None:
-        anchor1 = check_anchor(anchor1, "anchor1")
-        if anchor1 > a0:
-            raise ValueError(
-                f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing"
-            )
-    if bootstrap_penalty not in BOOTSTRAP_PENALTIES:
-        raise ValueError(
-            f"bootstrap_penalty must be one of {BOOTSTRAP_PENALTIES}, got {bootstrap_penalty!r}"
-        )
-    if small_sample not in SMALL_SAMPLE:
-        raise ValueError(f"small_sample must be one of {SMALL_SAMPLE}, got {small_sample!r}")
-    if n_boot < 0:
-        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
-    percentile_interval(np.zeros((0,)), level)  # validates level
-    weights_on_grid(weighting, default_grid(grid_size))  # validates weighting before any work
+    a0, anchor_data, anchor_weights, anchor1 = _anchors(
+        anchor0, anchor_groups, anchor_weights, anchor1
+    )
+    _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, grid_size)
     cv_rng, boot_rng = np.random.Generator(np.random.PCG64(seed)).spawn(2)
     curve = fit_curve(
         dv,
@@ -364,6 +344,40 @@ def estimate(
         n_groups=samples.n_groups,
         seed=int(seed),
     )
+
+
+def _anchors(anchor0, anchor_groups, anchor_weights, anchor1):
+    """``(s(0), clean outcomes and their groups or None, their weights or None, s(1) or None)``,
+    checked: s(0) is the (weighted) mean of the clean outcomes where they are given."""
+    a0, anchor_data = prepare_anchor(anchor0, anchor_groups)
+    if anchor_weights is not None:
+        if anchor_data is None:
+            raise ValueError("anchor_weights given but anchor0 is a number, not clean outcomes")
+        anchor_weights = sample_weights(anchor_weights, anchor0, "anchor_weights")
+        if anchor_weights.sum() <= 0:
+            raise ValueError("anchor_weights sum to 0")
+        a0 = float(anchor_weights @ anchor_data[0] / anchor_weights.sum())
+    if anchor1 is not None:
+        anchor1 = check_anchor(anchor1, "anchor1")
+        if anchor1 > a0:
+            raise ValueError(
+                f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing"
+            )
+    return a0, anchor_data, anchor_weights, anchor1
+
+
+def _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, grid_size) -> None:
+    """The bootstrap's and the area's settings, checked before any work."""
+    if bootstrap_penalty not in BOOTSTRAP_PENALTIES:
+        raise ValueError(
+            f"bootstrap_penalty must be one of {BOOTSTRAP_PENALTIES}, got {bootstrap_penalty!r}"
+        )
+    if small_sample not in SMALL_SAMPLE:
+        raise ValueError(f"small_sample must be one of {SMALL_SAMPLE}, got {small_sample!r}")
+    if n_boot < 0:
+        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
+    percentile_interval(np.zeros((0,)), level)  # validates level
+    weights_on_grid(weighting, default_grid(grid_size))  # validates weighting before any work
 
 
 #: Keys of the config's ``estimation`` block that are :func:`estimate` arguments, and their names.

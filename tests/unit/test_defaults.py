@@ -210,19 +210,14 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },
-    "vcrbench.testset:generate_shard": {
-        "vif_variant": "vif.variant",
-        "batch_size": "inference.batch_size",
-    },
+    "vcrbench.testset:generate_shard": {"vif_variant": "vif.variant"},
     "vcrbench.testset:generate_imagenet_c_shard": {
         "vif_variant": "vif.variant",
         "seed": "seed",
-        "batch_size": "inference.batch_size",
     },
     "vcrbench.testset:generate_imagenet_c": {
         "vif_variant": "vif.variant",
         "seed": "seed",
-        "batch_size": "inference.batch_size",
     },
     "vcrbench.vif:vif": {"variant": "vif.variant"},
     "vcrbench.vif:delta_v": {"variant": "vif.variant"},
@@ -253,6 +248,12 @@ NOT_SETTINGS: dict[str, set[str]] = {
     # the batch of the humans' condition measurements; it disagrees with inference.batch_size
     # (64) and is left to the humans package's reorganisation
     "vcrbench.humans.mapping:condition_dv": {"batch_size"},
+    # images per Δv measurement batch of test-set generation: no config key (it changes no
+    # result), not the models' inference.batch_size
+    **{
+        f"vcrbench.testset:{name}": {"batch_size"}
+        for name in ("generate_shard", "generate_imagenet_c_shard", "generate_imagenet_c")
+    },
 }
 
 #: Parameter names that differ from the schema key they stand for.

@@ -19,14 +19,14 @@ MAX_LINES = 500
 
 #: The library's layers, lowest first: a module may import its own layer and those below it.
 LAYERS = [
-    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance"},  # foundation (leaves)
+    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance", "kappa"},  # foundation (leaves)
     {"vif", "corruptions", "labels", "runtime", "defenses"},  # registries and primitives
     {"datasets", "layouts", "models", "measure"},  # inputs: images, labels, models, Δv
     {"sampling", "testset", "coverage"},  # stage I: test sets
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics
     {"humans"},  # stage II: human curves (through the estimator)
-    {"evaluate", "differences", "consistency"},  # stage III: model curves and metrics, paired differences, error consistency
+    {"evaluate", "differences", "consistency", "defense_effects"},  # stage III: model curves and metrics, paired differences, error consistency, defenses
     {"tables", "figures"},  # reporting
     {"retrain"},  # fine-tuning
     {"plan"},  # what the workflow builds (top: imports any stage, none imports it)

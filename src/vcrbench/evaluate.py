@@ -29,7 +29,7 @@ import pandas as pd
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
-from vcrbench.estimation.io import write_estimates
+from vcrbench.estimation.storage import write_estimates
 from vcrbench.humans.curves import read_estimates as read_human_estimates
 from vcrbench.vocab import (
     DATASET_LABEL_SPACE,

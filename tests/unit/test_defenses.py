@@ -349,7 +349,7 @@ SETTINGS = {"n_boot": 400, "level": 0.95, "small_sample": "t"}
 
 
 def effects(synthetic, **kwargs):
-    from vcrbench.tables.defenses import defense_effects
+    from vcrbench.defense_effects import defense_effects
 
     predictions, clean, replicates = synthetic
     return defense_effects(
@@ -359,8 +359,8 @@ def effects(synthetic, **kwargs):
 
 
 def test_defense_table_numbers_on_a_synthetic_input(synthetic):
+    from vcrbench.defense_effects import DEFENSE_COLUMNS
     from vcrbench.differences import differences
-    from vcrbench.tables.defenses import DEFENSE_COLUMNS
 
     table = effects(synthetic)
     assert list(table.columns) == DEFENSE_COLUMNS

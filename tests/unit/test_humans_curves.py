@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench.humans import curves, geirhos, mapping, schema, stages
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans import curves, mapping, stages, trial_schema
+from vcrbench.humans.geirhos import reader
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import ESTIMATE_TABLES, param_columns_of
 
 SETTINGS = {"n_boot": 8, "min_count": 5}
@@ -37,7 +38,7 @@ def fake_conditions(trials: pd.DataFrame, n_images: int = 4, draws: int = 2) -> 
 
 @pytest.fixture(scope="module")
 def noise():
-    return geirhos.read_geirhos("noise")
+    return reader.read_geirhos("noise")
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path
     assert acc.replicates.shape == (8, len(acc.grid))
     assert acc.area_lo <= acc.area <= acc.area_hi
     # the curve passes near each condition's accuracy at its Δv
-    table = geirhos.condition_accuracy(noise).set_index("condition")["accuracy"]
+    table = reader.condition_accuracy(noise).set_index("condition")["accuracy"]
     med = noise_cdv.groupby("condition")["dv"].median()
     for cond in ("0.20", "0.35"):
         assert abs(np.interp(med[cond], acc.grid, acc.values) - table[cond]) < 0.06
@@ -154,7 +155,7 @@ def user_trials(n_per=60, seed=0):
                     "clean_response": clean,
                 }  # fmt: skip
             )
-    return schema.validate_trials(pd.DataFrame(rows))
+    return trial_schema.validate_trials(pd.DataFrame(rows))
 
 
 def test_user_trials_give_both_curves():

@@ -8,7 +8,7 @@ import pytest
 
 from vcrbench import datasets, io
 from vcrbench.humans import curves, stages
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 
 SETTINGS = {"n_boot": 6, "min_count": 5}
 LOWPASS = {"kind": "geirhos2018", "experiment": "lowpass"}

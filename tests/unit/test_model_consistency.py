@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from vcrbench import consistency, io
-from vcrbench.humans.geirhos_data import error_consistency
+from vcrbench.kappa import error_consistency
 
 
 def _predictions(path, correct, dv, label16=None):

@@ -1,6 +1,6 @@
 """One estimate of Alg. 1: the fitted curve, its bootstrap band, R̂ and its interval, and every
 setting needed to rebuild it, in the :class:`Estimate` container that the workflow writes to
-Parquet and reads back (:mod:`vcrbench.estimation.io`).
+Parquet and reads back (:mod:`vcrbench.estimation.storage`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from vcrbench.estimation.area import (
     weighting_name,
     weights_on_grid,
 )
-from vcrbench.estimation.bins import DEFAULT_MIN_COUNT
 from vcrbench.estimation.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
@@ -32,6 +31,7 @@ from vcrbench.estimation.bootstrap import (
     small_sample_factor,
     widen,
 )
+from vcrbench.estimation.counts import DEFAULT_MIN_COUNT
 from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
 from vcrbench.estimation.validate import (
     check_anchor,

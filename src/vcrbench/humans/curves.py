@@ -33,8 +33,8 @@ from tqdm.auto import tqdm
 
 from vcrbench import seeding
 from vcrbench.estimation.bootstrap import small_sample_factor, widen
-from vcrbench.humans import mapping, schema
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans import mapping, trial_schema
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import PROPERTY_NAMES, param_columns_of
 
 PROPERTIES = PROPERTY_NAMES
@@ -81,7 +81,7 @@ def accuracy_anchor(
         if not 0.0 <= value <= 1.0:
             raise HumanDataError(f"accuracy anchor must lie in [0, 1], got {value}")
         return value, None, f"fixed {value:g}"
-    has_clean = trials["clean_response"].to_numpy() != schema.NOT_RECORDED
+    has_clean = trials["clean_response"].to_numpy() != trial_schema.NOT_RECORDED
     if anchor == "auto":
         if has_clean.all():
             anchor = "clean"
@@ -94,7 +94,7 @@ def accuracy_anchor(
                 "images (for Geirhos references: the colour experiment's colour condition)"
             )
         return (
-            schema.correct(full_signal).astype(np.float64),
+            trial_schema.correct(full_signal).astype(np.float64),
             ("full-signal:" + full_signal["participant"].astype(str)).to_numpy(),
             FULL_SIGNAL_ANCHOR,
         )
@@ -105,7 +105,7 @@ def accuracy_anchor(
             )
         sub = trials[has_clean]
         clean = sub["clean_response"].to_numpy()
-        outcomes = (clean == sub["label"].to_numpy()) & (clean != schema.NO_ANSWER)
+        outcomes = (clean == sub["label"].to_numpy()) & (clean != trial_schema.NO_ANSWER)
         # one clean answer per participant and image (a trial table repeats it per condition)
         frame = pd.DataFrame(
             {"p": sub["participant"].to_numpy(), "i": sub["image_id"].to_numpy(), "y": outcomes}
@@ -115,7 +115,7 @@ def accuracy_anchor(
         cond = zero_condition(trials)
         sub = trials[trials["condition"] == cond]
         return (
-            schema.correct(sub).astype(np.float64),
+            trial_schema.correct(sub).astype(np.float64),
             sub["participant"].to_numpy(),
             f"accuracy in the zero condition {cond!r}",
         )
@@ -260,7 +260,7 @@ def human_estimates(
     Parameters
     ----------
     trials : DataFrame
-        Canonical trials (:mod:`~vcrbench.humans.schema`).
+        Canonical trials (:mod:`~vcrbench.humans.trial_schema`).
     conditions : DataFrame or None
         :func:`~vcrbench.humans.mapping.condition_dv` output; needed if any trial lacks a Δv.
     settings : mapping
@@ -305,7 +305,7 @@ def human_estimates(
         a0, a_groups, how = accuracy_anchor(trials, anchor, full_signal)
         at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
-            trials, schema.correct(trials).astype(np.float64), a0, a_groups,
+            trials, trial_schema.correct(trials).astype(np.float64), a0, a_groups,
             seed=seeding.derive_seed(seed, "humans", name, "accuracy"), desc=f"{name} accuracy",
             **common,
         )  # fmt: skip
@@ -314,7 +314,7 @@ def human_estimates(
             trials, conditions, from_zero=at_zero
         )
     if "consistency" in properties:
-        cons, has = schema.consistent(trials)
+        cons, has = trial_schema.consistent(trials)
         if has.any():
             sub = trials[has].reset_index(drop=True)
             out["consistency"] = _estimate_one(
@@ -336,9 +336,9 @@ def write_estimates(
     estimates: Mapping, out_dir: str | os.PathLike, metadata: Mapping | None = None
 ) -> dict[str, Path]:
     """Write ``{property: Estimate}`` as ``bins/curves/summary/replicates.parquet`` in ``out_dir``
-    (:func:`vcrbench.estimation.io.write_estimates`, keyed by ``property``); ``summary`` also
+    (:func:`vcrbench.estimation.storage.write_estimates`, keyed by ``property``); ``summary`` also
     says how the anchor was set. Returns the paths written."""
-    from vcrbench.estimation.io import write_estimates as write
+    from vcrbench.estimation.storage import write_estimates as write
 
     chosen = {(p,): estimates[p] for p in PROPERTIES if p in estimates}
     support = estimates.get("support", {})
@@ -361,8 +361,8 @@ def write_estimates(
 
 def read_estimates(out_dir: str | os.PathLike) -> dict:
     """Inverse of :func:`write_estimates`: ``{property: Estimate}`` (+ ``"anchor"``)."""
-    from vcrbench.estimation.io import read_estimate_tables
-    from vcrbench.estimation.io import read_estimates as read
+    from vcrbench.estimation.storage import read_estimate_tables
+    from vcrbench.estimation.storage import read_estimates as read
 
     out: dict = {key[0]: est for key, est in read(out_dir, ["property"]).items()}
     summary = read_estimate_tables(out_dir, ["summary"])["summary"]

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from vcrbench import measure, seeding
 from vcrbench.humans.manipulation import geirhos_lowpass
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 
 REFERENCES = ("original", "zero-condition")

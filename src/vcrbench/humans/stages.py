@@ -27,9 +27,10 @@ from collections.abc import Mapping
 import pandas as pd
 
 from vcrbench import io, seeding
-from vcrbench.humans import curves, geirhos, mapping, schema
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans import curves, mapping, trial_schema
+from vcrbench.humans.geirhos import reader
 from vcrbench.humans.transfer import reference_corruption
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import param_columns_of
 
 
@@ -45,14 +46,14 @@ def ingest_reference(
 
     ``kind: geirhos2018`` (``experiment: noise|lowpass``, optional ``root``) reads the shipped
     Geirhos humans; ``kind: trials`` (``path``, ``corruption``) reads a user's file
-    (:func:`~vcrbench.humans.schema.read_trials`), whose trials must all be of the configured
+    (:func:`~vcrbench.humans.trial_schema.read_trials`), whose trials must all be of the configured
     corruption. Written to ``out_path`` (Parquet) if given, with the entry as metadata.
     """
     corruption = reference_corruption(name, ref_cfg)
     if ref_cfg["kind"] == "geirhos2018":
-        trials = geirhos.read_geirhos(ref_cfg["experiment"], "humans", ref_cfg.get("root"))
+        trials = reader.read_geirhos(ref_cfg["experiment"], "humans", ref_cfg.get("root"))
     else:
-        trials = schema.read_trials(ref_cfg["path"])
+        trials = trial_schema.read_trials(ref_cfg["path"])
         other = sorted(set(trials["corruption"]) - {corruption})
         if other:
             raise HumanDataError(
@@ -123,10 +124,10 @@ def map_conditions(
 
 def full_signal_trials(ref_cfg: Mapping | None) -> pd.DataFrame | None:
     """The lab's trials on unmanipulated images for a reference, or None (not a ``geirhos2018``
-    reference): :func:`vcrbench.humans.geirhos.full_signal_trials`."""
+    reference): :func:`vcrbench.humans.geirhos.reader.full_signal_trials`."""
     if not ref_cfg or ref_cfg.get("kind") != "geirhos2018":
         return None
-    return geirhos.full_signal_trials("humans", ref_cfg.get("root"))
+    return reader.full_signal_trials("humans", ref_cfg.get("root"))
 
 
 def _read_conditions(path) -> pd.DataFrame | None:
@@ -190,7 +191,7 @@ def geirhos_dnn_table(
     reference's own; the networks are placed with the reference's seed. Written as CSV with a
     ``reference`` column.
     """
-    from vcrbench.humans.dnn import TABLE_COLUMNS, dnn_vs_humans
+    from vcrbench.humans.geirhos.dnn import TABLE_COLUMNS, dnn_vs_humans
 
     # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike by
     # their answers on the unmanipulated colour images (full signal).
@@ -227,11 +228,11 @@ def geirhos_trained(
 ) -> pd.DataFrame:
     """The train x test table of Geirhos' trained networks against the humans (CSV).
 
-    :func:`vcrbench.humans.trained.trained_vs_humans` over the test experiments whose human
+    :func:`vcrbench.humans.geirhos.trained.trained_vs_humans` over the test experiments whose human
     experiment is among the ``geirhos2018`` references; each is placed with that reference's
     seed, so the networks' replicates pair with the humans'.
     """
-    from vcrbench.humans.trained import trained_vs_humans
+    from vcrbench.humans.geirhos.trained import trained_vs_humans
 
     conditions, humans, seeds = {}, {}, {}
     for name, exp in _geirhos_experiments(references):
@@ -257,8 +258,8 @@ def geirhos_consistency(
     n_bins: int = 40,
 ) -> pd.DataFrame:
     """Error consistency (Cohen's κ) of Geirhos' networks with the humans per condition, each
-    condition at its median Δv on this run's images (:mod:`vcrbench.humans.error_consistency`)."""
-    from vcrbench.humans.error_consistency import consistency_table
+    condition at its median Δv on this run's images (:mod:`vcrbench.humans.geirhos.error_consistency`)."""
+    from vcrbench.humans.geirhos.error_consistency import consistency_table
 
     conditions = {
         exp: io.read_parquet(conditions_paths[name])
@@ -272,10 +273,10 @@ def geirhos_consistency(
 def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
     """Per-condition accuracies of every Geirhos experiment, observer and network (CSV).
 
-    :func:`vcrbench.humans.geirhos_data.accuracy_table`: humans, the ImageNet networks under the
+    :func:`vcrbench.humans.geirhos.accuracy_table`: humans, the ImageNet networks under the
     publication's summed-probability rule and the project's mean rule, the trained networks.
     """
-    from vcrbench.humans.geirhos_data import accuracy_table
+    from vcrbench.humans.geirhos import accuracy_table
 
     out = accuracy_table()
     io.write_csv(out, out_path)

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from vcrbench.humans import geirhos_data as gd
+from vcrbench.humans import geirhos as gd
 from vcrbench.humans.curves import dv_support, human_estimates
-from vcrbench.humans.schema import HumanDataError, validate_trials
+from vcrbench.humans.trial_schema import HumanDataError, validate_trials
 
 #: Test experiment of the trained networks -> the lab experiment whose humans it is compared with.
 HUMAN_EXPERIMENT = {
@@ -81,12 +81,12 @@ def read_trained(test: str, networks: list[str] | None = None) -> pd.DataFrame:
     ``condition`` its condition string (the release's ``specialised`` copies print ``1.0`` for
     ``1``: canonical labels here), so the trials are placed through the humans' conditions.
     """
-    from vcrbench.humans import geirhos
+    from vcrbench.humans.geirhos import reader
 
     if test not in HUMAN_EXPERIMENT:
         why = LEFT_OUT.get(test, "not a test experiment of the trained networks")
         raise HumanDataError(f"trained-network test {test!r} cannot be placed: {why}")
-    human = geirhos.experiment(HUMAN_EXPERIMENT[test])
+    human = reader.experiment(HUMAN_EXPERIMENT[test])
     df = gd.load("trained", test, networks)
     info = gd.experiment_info(test, "trained")
     labels = df["condition_label"].astype(str)

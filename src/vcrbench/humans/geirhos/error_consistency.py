@@ -2,7 +2,7 @@
 
 Geirhos, Meding & Wichmann (NeurIPS 2020) measure trial-by-trial agreement beyond what two
 observers' accuracies predict: Cohen's κ = (c_obs − c_exp) / (1 − c_exp) of "both right or both
-wrong" over trials that both answered (:func:`vcrbench.humans.geirhos_data.error_consistency`).
+wrong" over trials that both answered (:func:`vcrbench.kappa.error_consistency`).
 In the 2018 release a trial's stimulus is identified by its source image and condition; the
 networks answered one stimulus set of their own, so each human shares only a few dozen (image,
 condition) pairs with them (subject-02 and -03 share many with each other in the colour and
@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from vcrbench.bins import bin_index
-from vcrbench.humans import geirhos_data as gd
+from vcrbench.humans import geirhos as gd
 from vcrbench.humans.mapping import summarise
+from vcrbench.kappa import error_consistency
 
 TABLE_COLUMNS = (
     "experiment", "network", "rule", "condition", "dv_median", "bin", "n_pairs", "n_humans",
@@ -58,7 +59,7 @@ def consistency_by_condition(
     for network in networks:
         pairs = human_network_pairs(experiment, network, rule)
         for condition, g in pairs.groupby("condition_label", sort=False, observed=True):
-            r = gd.error_consistency(g["correct_a"].to_numpy(), g["correct_b"].to_numpy())
+            r = error_consistency(g["correct_a"].to_numpy(), g["correct_b"].to_numpy())
             dv = float(medians.get(str(condition), np.nan))
             rows.append(
                 {

@@ -29,8 +29,7 @@ import pandas as pd
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
-from vcrbench.estimation.storage import write_estimates
-from vcrbench.humans.curves import read_estimates as read_human_estimates
+from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.vocab import (
     DATASET_LABEL_SPACE,
     HUMAN_LABEL_SPACE,
@@ -188,7 +187,7 @@ def evaluate(
     est_kwargs = estimation.estimate_kwargs(settings)
     human = None
     if reference_dir is not None:
-        human = read_human_estimates(Path(reference_dir))
+        human = read_human_estimate(Path(reference_dir))
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
@@ -312,15 +311,16 @@ def _zero_shot(preds, clean, split, row, estimates, model, corruption, space, se
     return frames
 
 
-def human_range(human: Mapping, prop: str, metric_range: str) -> tuple[float, float] | None:
+def human_range(
+    human: HumanEstimate, prop: str, metric_range: str
+) -> tuple[float, float] | None:
     """The Δv range HMRI/MRSI integrate over: the reference's support for ``"support"``
     (references written before supports existed: [0, 1]), None (all of [0, 1]) for ``"full"``."""
     if metric_range not in METRIC_RANGES:
         raise EvaluationError(f"metric range must be one of {METRIC_RANGES}, not {metric_range!r}")
     if metric_range == "full":
         return None
-    lo, hi, _ = human.get("support", {}).get(prop, (0.0, 1.0, ""))
-    return lo, hi
+    return human.support_range(prop)
 
 
 def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_level) -> dict:
@@ -328,11 +328,11 @@ def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_
     empty = {f"{n}_{key}{s}": np.nan for n in names for s in ("", "_lo", "_hi")}
     empty[f"scenario_{key}"] = None
     empty[f"scenario_{key}_share"] = np.nan
-    if human is None or space != HUMAN_LABEL_SPACE or prop not in human:
+    if human is None or space != HUMAN_LABEL_SPACE or prop not in human.curves:
         return empty, {}
     support = human_range(human, prop, metric_range)
     res = metrics.compare(
-        human[prop],
+        human.curves[prop],
         est,
         level=est.level,
         weighting=settings.get("weighting"),

@@ -144,7 +144,7 @@ def test_trained_networks_on_the_dv_axis():
     seed = stages.reference_seed(0, "geirhos2018-noise")
     est_h = human_estimates(
         humans, cdv, settings, seed, anchor="zero-condition", properties=("accuracy",)
-    )["accuracy"]
+    ).curves["accuracy"]
     table = trained.trained_vs_humans({"noise": cdv}, {"noise": est_h}, settings, {"noise": seed})
     assert tuple(table.columns) == trained.TABLE_COLUMNS
     assert table["test"].tolist() == ["noise-png"] * 9

@@ -59,7 +59,8 @@ def noise_cdv(clean_set):
 @pytest.fixture(scope="module")
 def lowpass_cdv(clean_set):
     conds = mapping.conditions_of(reader.read_geirhos("lowpass"))
-    return mapping.condition_dv(conds, clean_set, seed=5)
+    # deterministic: one draw per image, as stages.map_conditions asks for it
+    return mapping.condition_dv(conds, clean_set, seed=5, draws=1)
 
 
 def _medians(cdv, conditions):
@@ -98,7 +99,7 @@ def test_condition_dv_is_deterministic(clean_set, noise_cdv):
 def test_zero_condition_reference(clean_set, noise_cdv):
     conds = mapping.conditions_of(reader.read_geirhos("noise"))
     sub = conds[conds["condition"].isin(["0.00", "0.10"])]
-    zero = mapping.condition_dv(sub, clean_set, seed=5, reference="zero-condition")
+    zero = mapping.condition_dv(sub, clean_set, seed=5, reference="zero-condition", draws=1)
     at0 = zero[zero["condition"] == "0.00"]["dv"].to_numpy()
     assert np.all(at0 < 1e-9)
     orig = noise_cdv[(noise_cdv["condition"] == "0.10") & (noise_cdv["draw"] == 0)]["dv"].to_numpy()

@@ -27,6 +27,11 @@ from collections.abc import Mapping
 import pandas as pd
 
 from vcrbench import io, seeding
+from vcrbench.estimation.storage import (
+    HumanEstimate,
+    read_human_estimate,
+    write_human_estimate,
+)
 from vcrbench.humans import curves, mapping, trial_schema
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.transfer import reference_corruption
@@ -146,7 +151,7 @@ def estimate_reference(
     anchor: float | str = "auto",
     placement: str = "draw",
     ref_cfg: Mapping | None = None,
-) -> dict:
+) -> HumanEstimate:
     """Human curves of one reference (:func:`~vcrbench.humans.curves.human_estimates`), written
     as ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``. A ``geirhos2018`` reference
     (``ref_cfg``) is anchored by the lab's full-signal data (:func:`full_signal_trials`)."""
@@ -156,9 +161,24 @@ def estimate_reference(
         anchor=anchor, placement=placement, name=reference_name,
         full_signal=full_signal_trials(ref_cfg),
     )  # fmt: skip
-    meta = {"reference": reference_name, "anchor": est.get("anchor"), "placement": placement}
-    curves.write_estimates(est, out_dir, metadata=meta)
+    meta = {"reference": reference_name, "anchor": est.anchor, "placement": placement}
+    write_human_estimate(est, out_dir, metadata=meta)
     return est
+
+
+def network_anchor(anchor: float | str, *, full_signal: bool) -> float | str:
+    """The anchor of Geirhos' networks' curves for the references' ``anchor``.
+
+    The networks never answered the clean image of a trial, so ``auto`` (and ``clean``) resolve
+    as ``auto`` does for any trials without clean answers
+    (:func:`~vcrbench.humans.curves.accuracy_anchor`): the lab's full-signal condition where the
+    networks answered it (``full_signal``: the ImageNet networks, on the colour experiment), else
+    the least-manipulated condition (the trained networks never saw unmanipulated images). A
+    number, ``full-signal`` or ``zero-condition`` passes through.
+    """
+    if anchor in ("auto", "clean"):
+        return "full-signal" if full_signal else "zero-condition"
+    return anchor
 
 
 def _geirhos_experiments(references: Mapping[str, Mapping]) -> list[tuple[str, str]]:
@@ -195,15 +215,15 @@ def geirhos_dnn_table(
 
     # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike by
     # their answers on the unmanipulated colour images (full signal).
-    dnn_anchor = "full-signal" if anchor in ("auto", "clean") else anchor
+    dnn_anchor = network_anchor(anchor, full_signal=True)
     rows = []
     for name, exp in _geirhos_experiments(references):
-        estimates = curves.read_estimates(estimates_dirs[name])
+        estimates = read_human_estimate(estimates_dirs[name])
         table = dnn_vs_humans(
             {exp: io.read_parquet(conditions_paths[name])}, settings, reference_seed(seed, name),
             anchor=dnn_anchor, placement=placement, dnn_aggregation=dnn_aggregation,
-            humans={exp: estimates["accuracy"]},
-            supports={exp: estimates.get("support", {}).get("accuracy")},
+            humans={exp: estimates.curves["accuracy"]},
+            supports={exp: estimates.support.get("accuracy")},
             metric_range=metric_range,
         )  # fmt: skip
         rows.append(table.assign(reference=name))
@@ -237,11 +257,11 @@ def geirhos_trained(
     conditions, humans, seeds = {}, {}, {}
     for name, exp in _geirhos_experiments(references):
         conditions[exp] = io.read_parquet(conditions_paths[name])
-        humans[exp] = curves.read_estimates(estimates_dirs[name])["accuracy"]
+        humans[exp] = read_human_estimate(estimates_dirs[name]).curves["accuracy"]
         seeds[exp] = reference_seed(seed, name)
     table = trained_vs_humans(
         conditions, humans, settings, seeds,
-        anchor="zero-condition" if anchor in ("auto", "clean") else anchor, placement=placement,
+        anchor=network_anchor(anchor, full_signal=False), placement=placement,
         metric_range=metric_range,
     )  # fmt: skip
     if table.empty:
@@ -291,5 +311,6 @@ __all__ = [
     "geirhos_dnn_table",
     "ingest_reference",
     "map_conditions",
+    "network_anchor",
     "reference_seed",
 ]

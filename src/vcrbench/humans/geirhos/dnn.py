@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from vcrbench import schema as config_schema
 from vcrbench.humans.curves import human_estimates
 from vcrbench.humans.geirhos import reader
 
@@ -75,8 +76,8 @@ def dnn_vs_humans(
     """
     from vcrbench.metrics import compare
 
-    settings = dict(settings or {})
-    level = float(settings.get("level", 0.95))
+    settings = config_schema.validate_block("estimation", settings)
+    level = float(settings["level"])
     full = anchor == "full-signal"
     nets_full = (
         reader.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
@@ -94,8 +95,8 @@ def dnn_vs_humans(
                 placement=placement, properties=("accuracy",), name=f"geirhos-{experiment}-humans",
                 full_signal=reader.full_signal_trials("humans") if full else None,
             )  # fmt: skip
-            est_h = fitted["accuracy"] if est_h is None else est_h
-            support = fitted["support"]["accuracy"] if support is None else support
+            est_h = fitted.curves["accuracy"] if est_h is None else est_h
+            support = fitted.support["accuracy"] if support is None else support
         dv_range = None if metric_range == "full" else (support[0], support[1])
         all_nets = reader.read_geirhos(
             experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
@@ -109,7 +110,7 @@ def dnn_vs_humans(
                 trials, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-{experiment}-{net}",
                 full_signal=net_full,
-            )["accuracy"]  # fmt: skip
+            ).curves["accuracy"]  # fmt: skip
             res = compare(
                 est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range
             )

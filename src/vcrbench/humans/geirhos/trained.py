@@ -22,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from vcrbench import schema as config_schema
 from vcrbench.humans import geirhos as gd
 from vcrbench.humans.curves import dv_support, human_estimates
 from vcrbench.humans.trial_schema import HumanDataError, validate_trials
@@ -128,7 +129,8 @@ def trained_vs_humans(
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.metrics import compare
 
-    level = float(settings.get("level", 0.95))
+    settings = config_schema.validate_block("estimation", settings)
+    level = float(settings["level"])
     weighting = settings.get("weighting")
     rows = []
     for test, human_exp in HUMAN_EXPERIMENT.items():
@@ -148,7 +150,7 @@ def trained_vs_humans(
             est_m = human_estimates(
                 t, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-trained-{test}-{net}",
-            )["accuracy"]  # fmt: skip
+            ).curves["accuracy"]  # fmt: skip
             results[net] = compare(est_h, est_m, level=level, weighting=weighting, support=(lo, hi))
         # (B, 2) HMRI and MRSI of the paired replicates, for the change against the baseline
         reps = {

@@ -47,3 +47,31 @@ def error_consistency(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> d
         "p_a": p_a,
         "p_b": p_b,
     }
+
+
+def pair_mean_kappa(correct_a: Sequence[bool], correct_b: Sequence[bool], pairs: Sequence) -> dict:
+    """The published convention: κ of each pair of observers, then their unweighted mean.
+
+    Geirhos, Meding & Wichmann (2020) and bethgelab/model-vs-human
+    (``modelvshuman/plotting/analyses.py``, ``ErrorConsistency.get_result_df``) compute κ per
+    human–network pair, on the trials that pair shares in one condition, and average over the
+    humans. ``pairs`` labels each trial with its pair (e.g. the human); :func:`error_consistency`
+    of each pair's trials, in the order the labels sort. Returns ``{"kappa_pair_mean",
+    "n_pairs", "n_min", "n_max"}``: the mean, how many pairs, and the fewest and most trials a pair
+    shares.
+    """
+    a = np.asarray(correct_a)
+    b = np.asarray(correct_b)
+    labels = np.asarray(pairs)
+    if labels.shape != a.shape:
+        raise ValueError(f"pairs must label every trial ({labels.shape} labels, {a.shape} trials)")
+    results = [error_consistency(a[labels == p], b[labels == p]) for p in np.unique(labels)]
+    if not results:
+        raise ValueError("error consistency of zero trials is undefined")
+    counts = [r["n"] for r in results]
+    return {
+        "kappa_pair_mean": float(np.mean([r["kappa"] for r in results])),
+        "n_pairs": len(results),
+        "n_min": min(counts),
+        "n_max": max(counts),
+    }

@@ -191,7 +191,19 @@ def test_error_consistency_per_condition(tmp_path):
     row = res.iloc[0]
     g = pairs[pairs.condition_label.astype(str) == row.condition]
     k = error_consistency(g.correct_a.to_numpy(), g.correct_b.to_numpy())
-    assert (row.n_pairs, row.kappa) == (k["n"], pytest.approx(k["kappa"]))
+    assert (row.n_pairs, row.kappa_pooled) == (k["n"], pytest.approx(k["kappa"]))
+    # the published convention: each human's κ with the network, then their mean
+    per_human = [
+        error_consistency(h.correct_a.to_numpy(), h.correct_b.to_numpy())
+        for _, h in g.groupby("human")
+    ]
+    assert row.kappa_pair_mean == pytest.approx(np.mean([r["kappa"] for r in per_human]))
+    assert row.n_humans == len(per_human)
+    assert (row.pair_trials_min, row.pair_trials_max) == (
+        min(r["n"] for r in per_human),
+        max(r["n"] for r in per_human),
+    )
+    assert (table.pair_trials_max <= 12).all()  # pairs share few trials: pooling is the stable κ
     # conditions in order of their median Δv, each with its bin
     assert res.dv_median.is_monotonic_increasing
     assert (res["bin"] == np.floor(res.dv_median * 39)).all()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vcrbench.kappa import error_consistency
+from vcrbench.kappa import error_consistency, pair_mean_kappa
 
 
 def test_error_consistency_hand_computed():
@@ -48,3 +48,24 @@ def test_error_consistency_of_independent_observers_is_near_zero():
         assert r["c_exp"] == pytest.approx(pa * pb + (1 - pa) * (1 - pb), abs=0.01)
         kappas.append(r["kappa"])
     assert np.abs(kappas).max() < 0.02
+
+
+def test_pair_mean_kappa_hand_computed():
+    # three human-network pairs of one condition, sharing 4, 2 and 4 trials:
+    # pair x: p = 1/2, 1/2, c_exp = 1/2, agreement on 2 of 4       -> κ = 0
+    # pair y: both right twice: c_obs = 1                           -> κ = 1
+    # pair z: p = 3/4, 1/2, c_exp = 3/8 + 1/8 = 1/2, c_obs = 3/4    -> κ = 1/2
+    a = [1, 1, 0, 0, 1, 1, 1, 0, 1, 1]
+    b = [1, 0, 0, 1, 1, 1, 1, 0, 1, 0]
+    pairs = ["x"] * 4 + ["y"] * 2 + ["z"] * 4
+    r = pair_mean_kappa(a, b, pairs)
+    assert r == {"kappa_pair_mean": 0.5, "n_pairs": 3, "n_min": 2, "n_max": 4}
+    # pooled over the pairs: p = 7/10, 6/10, c_exp = .42 + .12 = .54, c_obs = 7/10
+    pooled = error_consistency(a, b)["kappa"]
+    assert pooled == pytest.approx((0.7 - 0.54) / (1 - 0.54))
+    # the pair labels' order does not matter; one pair is the pooled κ
+    shuffled = pair_mean_kappa(a[::-1], b[::-1], pairs[::-1])
+    assert shuffled["kappa_pair_mean"] == r["kappa_pair_mean"]
+    assert pair_mean_kappa(a, b, ["h"] * 10)["kappa_pair_mean"] == pooled
+    with pytest.raises(ValueError, match="label every trial"):
+        pair_mean_kappa(a, b, pairs[:-1])

@@ -136,6 +136,13 @@ def test_only_the_plan_layer_imports_the_plan_layer(graph):
     assert not wrong, "\n".join(wrong)
 
 
+def test_human_estimates_are_read_without_the_humans_package(graph):
+    # the typed human estimate and its reader sit with the estimator (estimation.storage)
+    readers = [m for m in graph if m.startswith(("vcrbench.evaluate", "vcrbench.figures"))]
+    wrong = [f"{m} imports {d}" for m in readers for d in graph[m] if d.startswith("vcrbench.humans")]
+    assert readers and not wrong, "\n".join(wrong)
+
+
 def test_no_library_module_is_over_500_lines():
     long = {
         str(p.relative_to(REPO)): n

@@ -14,12 +14,12 @@ converted from commit 0b88343. Download the release first, e.g.
 ``geirhos2018-dnns``, ``geirhos2018-trained``. Both give identical bytes.
 
 Writes ``humans.parquet``, ``dnns.parquet``, ``trained.parquet`` (one row per trial; see
-:mod:`vcrbench.humans.geirhos_data` for the columns) and ``README.md`` into ``--out`` (default:
+:mod:`vcrbench.humans.geirhos` for the columns) and ``README.md`` into ``--out`` (default:
 ``src/vcrbench/data/geirhos2018``), and copies the release's ``LICENSE.txt`` there. What is kept:
 every CSV of the 11 human experiment folders; of the network folders (``TF``) the files of
 GoogLeNet, ResNet-152 and VGG-19 (the human files repeated there are checked to be byte-identical
 to ``humans`` and stored once; ``histogram/`` is not trial data); of the training folders
-(``fine-tuning``) the networks of :data:`~vcrbench.humans.geirhos_data.TRAINED_NETWORKS`.
+(``fine-tuning``) the networks of :data:`~vcrbench.humans.geirhos.TRAINED_NETWORKS`.
 
 Deterministic: files in name order, rows in file order, sorted dictionaries, no pandas metadata,
 no timestamps; the same input gives the same bytes (with the same pyarrow). Every file is read
@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vcrbench import io
-from vcrbench.humans import geirhos_data as gd
+from vcrbench.humans import geirhos as gd
 
 ZSTD_LEVEL = 19
 MAPPING_FILE = "MSCOCO_to_ImageNet_category_mapping.txt"
@@ -294,7 +294,7 @@ dictionary-encoded; `session`, `trial`, `rank_*` integers; `rt` and the networks
 probabilities as the decimals the CSV prints (`<column>.mantissa` × 10^`<column>.exponent`: the
 CSV's own digits, read back as the float64 each text denotes); a missing `rt` is null (the CSV's
 `NaN`, or nothing in the `specialised` files, as recorded in the metadata). Zstandard level {level}.
-`vcrbench.humans.geirhos_data.raw_frame` gives back any CSV exactly as
+`vcrbench.humans.geirhos.raw_frame` gives back any CSV exactly as
 `pandas.read_csv(path, dtype=str, keep_default_na=False)` reads it; the build checked that for
 every file.
 

@@ -23,16 +23,17 @@ from pathlib import Path
 import pandas as pd
 
 from vcrbench import datasets, schema
-from vcrbench.humans import dnn, geirhos, mapping, stages
+from vcrbench.humans import mapping, stages
+from vcrbench.humans.geirhos import dnn, reader
 from vcrbench.plan.humans import mapping_options
 
 
 def accuracy_tables(dnn_aggregation: str) -> None:
     print("## Accuracy per condition (humans: pooled, range over observers; networks)\n")
-    for exp in geirhos.EXPERIMENTS:
-        h = geirhos.condition_accuracy(geirhos.read_geirhos(exp)).set_index("condition")
-        d = geirhos.condition_accuracy(
-            geirhos.read_geirhos(exp, "dnns", dnn_aggregation=dnn_aggregation),
+    for exp in reader.EXPERIMENTS:
+        h = reader.condition_accuracy(reader.read_geirhos(exp)).set_index("condition")
+        d = reader.condition_accuracy(
+            reader.read_geirhos(exp, "dnns", dnn_aggregation=dnn_aggregation),
             by=("participant", "condition"),
         ).pivot(index="condition", columns="participant", values="accuracy")
         table = pd.DataFrame(
@@ -45,9 +46,9 @@ def accuracy_tables(dnn_aggregation: str) -> None:
             }
         ).join(d)
         table["published"] = [
-            geirhos.PUBLISHED_HUMAN_ACCURACY.get((exp, c), (float("nan"),))[0] for c in table.index
+            reader.PUBLISHED_HUMAN_ACCURACY.get((exp, c), (float("nan"),))[0] for c in table.index
         ]
-        print(f"### {exp} ({geirhos.EXPERIMENTS[exp].parameter})\n")
+        print(f"### {exp} ({reader.EXPERIMENTS[exp].parameter})\n")
         print(table.to_string(float_format="%.3f"), "\n")
 
 

@@ -19,14 +19,14 @@ MAX_LINES = 500
 
 #: The library's layers, lowest first: a module may import its own layer and those below it.
 LAYERS = [
-    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance"},  # foundation (leaves)
+    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance", "kappa"},  # foundation (leaves)
     {"vif", "corruptions", "labels", "runtime", "defenses"},  # registries and primitives
     {"datasets", "layouts", "models", "measure"},  # inputs: images, labels, models, Δv
     {"sampling", "testset", "coverage"},  # stage I: test sets
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics
     {"humans"},  # stage II: human curves (through the estimator)
-    {"evaluate", "differences", "consistency"},  # stage III: model curves and metrics, paired differences, error consistency
+    {"evaluate", "differences", "consistency", "defense_effects"},  # stage III: model curves and metrics, paired differences, error consistency, defenses
     {"tables", "figures"},  # reporting
     {"retrain"},  # fine-tuning
     {"plan"},  # what the workflow builds (top: imports any stage, none imports it)
@@ -134,6 +134,13 @@ def test_only_the_plan_layer_imports_the_plan_layer(graph):
         if dep.startswith("vcrbench.plan")
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def test_human_estimates_are_read_without_the_humans_package(graph):
+    # the typed human estimate and its reader sit with the estimator (estimation.storage)
+    readers = [m for m in graph if m.startswith(("vcrbench.evaluate", "vcrbench.figures"))]
+    wrong = [f"{m} imports {d}" for m in readers for d in graph[m] if d.startswith("vcrbench.humans")]
+    assert readers and not wrong, "\n".join(wrong)
 
 
 def test_no_library_module_is_over_500_lines():

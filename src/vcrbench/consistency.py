@@ -2,7 +2,7 @@
 
 Geirhos, Meding & Wichmann (NeurIPS 2020): Cohen's κ = (c_obs − c_exp) / (1 − c_exp) of "both
 right or both wrong" beyond what the two accuracies predict
-(:func:`vcrbench.humans.geirhos_data.error_consistency`). Every model of a run answers the same
+(:func:`vcrbench.kappa.error_consistency`). Every model of a run answers the same
 test samples (same ``sample_id``, same pixels), so each pair of models is compared on all shared
 labelled samples, per bin of Alg. 1 (``j = ⌊Δv (M − 1)⌋``); ``n`` is the number of shared
 samples each value rests on. Label spaces are those of ``estimation.label_spaces`` (the
@@ -21,7 +21,7 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.bins import bin_index
-from vcrbench.humans.geirhos_data import error_consistency
+from vcrbench.kappa import error_consistency
 from vcrbench.vocab import (
     DATASET_LABEL_SPACE,
     HUMAN_LABEL_SPACE,

@@ -4,7 +4,7 @@ Each message names the thing at fault (a config key, a file and row, a model, a 
 user can fix it without reading code. The classes derive from the built-in exception a caller
 would expect (``ValueError`` for bad input, ``RuntimeError`` for a failure while running), and
 every stage module re-exports the ones it raises under the names it always had
-(``vcrbench.humans.schema.HumanDataError`` is this module's class).
+(``vcrbench.humans.trial_schema.HumanDataError`` is this module's class).
 """
 
 from __future__ import annotations

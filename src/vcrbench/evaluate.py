@@ -29,8 +29,7 @@ import pandas as pd
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
-from vcrbench.estimation.io import write_estimates
-from vcrbench.humans.curves import read_estimates as read_human_estimates
+from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.vocab import (
     DATASET_DECISION,
     DATASET_LABEL_SPACE,
@@ -178,7 +177,7 @@ def evaluate(
     clean = read_prediction_file(clean_path)
     human = None
     if reference_dir is not None:
-        human = read_human_estimates(Path(reference_dir))
+        human = read_human_estimate(Path(reference_dir))
     setup = _Setup(
         model, corruption, settings, estimation.estimate_kwargs(settings), seed, human,
         metric_range, scenario_level, progress,
@@ -231,7 +230,7 @@ class _Setup(NamedTuple):
     settings: Mapping
     est_kwargs: dict
     seed: int
-    human: Mapping | None
+    human: HumanEstimate | None
     metric_range: str
     scenario_level: float
     progress: bool
@@ -324,15 +323,16 @@ def _zero_shot(preds, clean, split, row, estimates, model, corruption, space, se
     return frames
 
 
-def human_range(human: Mapping, prop: str, metric_range: str) -> tuple[float, float] | None:
+def human_range(
+    human: HumanEstimate, prop: str, metric_range: str
+) -> tuple[float, float] | None:
     """The Δv range HMRI/MRSI integrate over: the reference's support for ``"support"``
     (references written before supports existed: [0, 1]), None (all of [0, 1]) for ``"full"``."""
     if metric_range not in METRIC_RANGES:
         raise EvaluationError(f"metric range must be one of {METRIC_RANGES}, not {metric_range!r}")
     if metric_range == "full":
         return None
-    lo, hi, _ = human.get("support", {}).get(prop, (0.0, 1.0, ""))
-    return lo, hi
+    return human.support_range(prop)
 
 
 def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_level) -> dict:
@@ -340,11 +340,11 @@ def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_
     empty = {f"{n}_{key}{s}": np.nan for n in names for s in ("", "_lo", "_hi")}
     empty[f"scenario_{key}"] = None
     empty[f"scenario_{key}_share"] = np.nan
-    if human is None or space != HUMAN_LABEL_SPACE or prop not in human:
+    if human is None or space != HUMAN_LABEL_SPACE or prop not in human.curves:
         return empty, {}
     support = human_range(human, prop, metric_range)
     res = metrics.compare(
-        human[prop],
+        human.curves[prop],
         est,
         level=est.level,
         weighting=settings.get("weighting"),

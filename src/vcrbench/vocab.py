@@ -230,7 +230,7 @@ MODEL_CONSISTENCY_COLUMNS = (
     "corruption", "label_space", "model_a", "model_b", "bin", "v_lo", "v_hi", "n", "p_a", "p_b",
     "c_obs", "c_exp", "kappa",
 )  # fmt: skip
-#: Columns of ``results/tables/defenses.csv`` (vcrbench.tables.defenses).
+#: Columns of ``results/tables/defenses.csv`` (vcrbench.defense_effects).
 DEFENSE_COLUMNS = [
     "model",
     "undefended",

@@ -37,8 +37,8 @@ import pandas as pd
 from vcrbench import estimation
 from vcrbench.bins import bin_edges, bin_index
 from vcrbench.estimation.area import area
-from vcrbench.estimation.bins import bins_frame
 from vcrbench.estimation.bootstrap import percentile_interval
+from vcrbench.estimation.counts import bins_frame
 from vcrbench.vocab import (
     N_BINS,
     ZERO_SHOT_CLASS_COLUMNS,

@@ -55,7 +55,7 @@ TIED: dict[str, dict[str, str]] = {
         "crop": "dataset.crop",
         "on_error": "dataset.on_error",
     },
-    "vcrbench.estimation.bins:bin_counts": {
+    "vcrbench.estimation.counts:bin_counts": {
         "n_bins": "estimation.bins",
         "min_count": "estimation.min_count",
     },
@@ -112,14 +112,14 @@ TIED: dict[str, dict[str, str]] = {
         "anchor": "humans.anchor",
         "placement": "humans.placement",
     },
-    "vcrbench.humans.dnn:dnn_vs_humans": {
+    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {
         "seed": "seed",
         "placement": "humans.placement",
         "metric_range": "humans.metric_range",
     },
-    "vcrbench.humans.dnn:format_table": {"digits": "figures.digits"},
-    "vcrbench.humans.error_consistency:consistency_by_condition": {"n_bins": "estimation.bins"},
-    "vcrbench.humans.error_consistency:consistency_table": {"n_bins": "estimation.bins"},
+    "vcrbench.humans.geirhos.dnn:format_table": {"digits": "figures.digits"},
+    "vcrbench.humans.geirhos.error_consistency:consistency_by_condition": {"n_bins": "estimation.bins"},
+    "vcrbench.humans.geirhos.error_consistency:consistency_table": {"n_bins": "estimation.bins"},
     "vcrbench.humans.mapping:manipulate": {
         "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale"
     },
@@ -128,6 +128,7 @@ TIED: dict[str, dict[str, str]] = {
         "seed": "seed",
         "reference": "humans.mapping.reference",
         "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale",
+        "draws": "humans.mapping.draws",
     },
     "vcrbench.humans.mapping:assign_dv": {"placement": "humans.placement"},
     "vcrbench.humans.screening:screening_table": {"alpha": "humans.screening.alpha"},
@@ -154,7 +155,7 @@ TIED: dict[str, dict[str, str]] = {
         "metric_range": "humans.metric_range",
     },
     "vcrbench.humans.stages:geirhos_consistency": {"n_bins": "estimation.bins"},
-    "vcrbench.humans.trained:trained_vs_humans": {
+    "vcrbench.humans.geirhos.trained:trained_vs_humans": {
         "placement": "humans.placement",
         "metric_range": "humans.metric_range",
     },
@@ -192,8 +193,8 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.runtime:resolve_device": {"device": "inference.device"},
     "vcrbench.sampling:make_manifest": {"mode": "sampling.mode", "vif_variant": "vif.variant"},
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
-    "vcrbench.tables.defenses:relative_change": {"small_sample": "estimation.small_sample"},
-    "vcrbench.tables.defenses:defense_effects": {"label_spaces": "estimation.label_spaces"},
+    "vcrbench.defense_effects:relative_change": {"small_sample": "estimation.small_sample"},
+    "vcrbench.defense_effects:defense_effects": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.tables.format:fmt": {"digits": "figures.digits"},
     "vcrbench.tables.format:fmt_interval": {"digits": "figures.digits"},
     "vcrbench.tables.paper:table2_coverage": {"digits": "figures.digits"},
@@ -235,7 +236,7 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
         "coverage.denominator",
         "$defs.dv_uniform_options.denominator",
     ),
-    "vcrbench.estimation.bins:DEFAULT_MIN_COUNT": ("estimation.min_count",),
+    "vcrbench.estimation.counts:DEFAULT_MIN_COUNT": ("estimation.min_count",),
     "vcrbench.estimation.bootstrap:DEFAULT_N_BOOT": ("estimation.n_boot",),
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.estimation.spline:DEFAULT_N_FOLDS": ("estimation.n_folds",),

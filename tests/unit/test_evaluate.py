@@ -6,7 +6,7 @@ import pytest
 
 from vcrbench import estimation, evaluate, io
 from vcrbench.errors import LabelSpaceError
-from vcrbench.humans.curves import write_estimates
+from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.vocab import IMAGENET_C_COLUMNS
 
 IMAGES = ["a", "b", "c", "d"]
@@ -143,10 +143,8 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     rng = np.random.default_rng(5)
     dv = rng.random(4000)
     human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)  # humans better at high dv
-    human = {
-        "accuracy": estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
-    }
-    write_estimates(human, tmp_path / "humans")
+    human = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
+    write_human_estimate(HumanEstimate(curves={"accuracy": human}), tmp_path / "humans")
     table = evaluate.evaluate(
         paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
         settings=SETTINGS, seed=0, reference="ref", reference_how="own",

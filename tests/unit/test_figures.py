@@ -12,6 +12,7 @@ import pytest
 
 from vcrbench import estimation, io
 from vcrbench.estimation import Estimate
+from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.figures import build, layout, options
 from vcrbench.figures.bars import hmri_mrsi_figure
 from vcrbench.figures.curves import curves_figure
@@ -19,7 +20,6 @@ from vcrbench.figures.histograms import dv_histogram_figure
 from vcrbench.figures.humans import human_similarity_figure, similarity_table
 from vcrbench.figures.scatter import imagenet_c_scatter_figure, scatter_data
 from vcrbench.figures.style import FAMILY_COLORS, Style, save
-from vcrbench.humans.curves import write_estimates as write_human_estimates
 
 from ..support import figure_checks
 
@@ -481,7 +481,7 @@ def test_build_functions_write_every_format(tmp_path):
     rng = np.random.default_rng(0)
     dv = rng.uniform(0, 1, 2000)
     human = estimation.estimate(dv, rng.uniform(size=2000) < 0.9 - 0.7 * dv, 0.9, n_boot=10)
-    write_human_estimates({"accuracy": human, "anchor": "fixed 0.9"}, ref)
+    write_human_estimate(HumanEstimate(curves={"accuracy": human}, anchor="fixed 0.9"), ref)
     build.plot_curves(
         curve_paths,
         [tmp_path / "curves.png"],

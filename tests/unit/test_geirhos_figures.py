@@ -74,7 +74,7 @@ def test_consistency_figure(tmp_path):
             for i, dv in enumerate((0.2, 0.5, 0.9)):
                 rows.append(
                     {"experiment": exp, "network": net, "condition": str(i), "dv_median": dv,
-                     "kappa": 0.4 - 0.4 * dv + 0.05 * k, "n_pairs": 20 + i}
+                     "kappa_pooled": 0.4 - 0.4 * dv + 0.05 * k, "n_pairs": 20 + i}
                 )  # fmt: skip
     csv = tmp_path / "ec.csv"
     pd.DataFrame(rows).to_csv(csv, index=False)

@@ -6,8 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench.humans import curves, geirhos, mapping, schema, stages
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.estimation.storage import read_human_estimate, write_human_estimate
+from vcrbench.humans import curves, mapping, stages, trial_schema
+from vcrbench.humans.geirhos import reader
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import ESTIMATE_TABLES, param_columns_of
 
 SETTINGS = {"n_boot": 8, "min_count": 5}
@@ -37,7 +39,7 @@ def fake_conditions(trials: pd.DataFrame, n_images: int = 4, draws: int = 2) -> 
 
 @pytest.fixture(scope="module")
 def noise():
-    return geirhos.read_geirhos("noise")
+    return reader.read_geirhos("noise")
 
 
 @pytest.fixture(scope="module")
@@ -90,32 +92,30 @@ def test_conditions_of(noise):
 
 def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path):
     est = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
-    assert set(est) == {"accuracy", "anchor", "support"}  # no clean answers: no consistency
-    lo, hi, rule = est["support"]["accuracy"]
+    assert set(est.curves) == {"accuracy"}  # no clean answers: no consistency
+    lo, hi, rule = est.support["accuracy"]
     assert 0 < lo < hi <= 1 and "q05" in rule  # zero-condition anchor: no data at Δv = 0
-    acc = est["accuracy"]
-    assert "zero condition '0.00'" in est["anchor"]
+    acc = est.curves["accuracy"]
+    assert "zero condition '0.00'" in est.anchor
     assert acc.anchor0 == pytest.approx(0.805)  # Geirhos' accuracy at w = 0
     assert np.all(np.diff(acc.values) <= 1e-12)
     assert acc.replicates.shape == (8, len(acc.grid))
     assert acc.area_lo <= acc.area <= acc.area_hi
     # the curve passes near each condition's accuracy at its Δv
-    table = geirhos.condition_accuracy(noise).set_index("condition")["accuracy"]
+    table = reader.condition_accuracy(noise).set_index("condition")["accuracy"]
     med = noise_cdv.groupby("condition")["dv"].median()
     for cond in ("0.20", "0.35"):
         assert abs(np.interp(med[cond], acc.grid, acc.values) - table[cond]) < 0.06
-    again = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")["accuracy"]
-    assert np.array_equal(acc.replicates, again.replicates)
-    p1 = curves.write_estimates(est, tmp_path / "a")
-    p2 = curves.write_estimates(
-        {"accuracy": again, "anchor": est["anchor"], "support": est["support"]}, tmp_path / "b"
-    )
+    again = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
+    assert np.array_equal(acc.replicates, again.curves["accuracy"].replicates)
+    p1 = write_human_estimate(est, tmp_path / "a")
+    p2 = write_human_estimate(again, tmp_path / "b")
     for t in ESTIMATE_TABLES:
         assert p1[t].read_bytes() == p2[t].read_bytes()
-    back = curves.read_estimates(tmp_path / "a")
-    assert back["anchor"] == est["anchor"] and back["support"] == est["support"]
-    np.testing.assert_allclose(back["accuracy"].values, acc.values)
-    np.testing.assert_array_equal(back["accuracy"].replicates, acc.replicates)
+    back = read_human_estimate(tmp_path / "a")
+    assert back.anchor == est.anchor and back.support == est.support
+    np.testing.assert_allclose(back.curves["accuracy"].values, acc.values)
+    np.testing.assert_array_equal(back.curves["accuracy"].replicates, acc.replicates)
 
 
 def test_placement_uncertainty_widens_the_band(noise, noise_cdv):
@@ -124,10 +124,9 @@ def test_placement_uncertainty_widens_the_band(noise, noise_cdv):
     wide = noise_cdv.assign(
         dv=np.clip(noise_cdv["dv"] + noise_cdv["image_id"].str[-1].astype(int) * 0.04 - 0.06, 0, 1)
     )
-    draw = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w")["accuracy"]
-    med = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w", placement="median")[
-        "accuracy"
-    ]
+    draw = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w").curves["accuracy"]
+    med = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w", placement="median")
+    med = med.curves["accuracy"]
     assert (draw.hi - draw.lo).mean() > (med.hi - med.lo).mean()
 
 
@@ -154,16 +153,16 @@ def user_trials(n_per=60, seed=0):
                     "clean_response": clean,
                 }  # fmt: skip
             )
-    return schema.validate_trials(pd.DataFrame(rows))
+    return trial_schema.validate_trials(pd.DataFrame(rows))
 
 
 def test_user_trials_give_both_curves():
     t = user_trials()
     est = curves.human_estimates(t, None, SETTINGS, seed=0)
-    assert est["anchor"] == "clean-image accuracy"
-    assert est["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
-    assert est["consistency"].anchor0 == 1.0
-    v = np.interp([0.1, 0.9], est["accuracy"].grid, est["accuracy"].values)
+    assert est.anchor == "clean-image accuracy"
+    assert est.curves["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
+    assert est.curves["consistency"].anchor0 == 1.0
+    v = np.interp([0.1, 0.9], est.curves["accuracy"].grid, est.curves["accuracy"].values)
     assert v[0] > v[1] + 0.4
 
 
@@ -202,3 +201,31 @@ def test_ingest(tmp_path):
     )
     with pytest.raises(HumanDataError, match=r"humans.references.m.corruption\) says 'blur'"):
         stages.ingest_reference("m", {"kind": "trials", "path": str(f), "corruption": "blur"})
+
+
+def test_human_curves_finish_like_every_estimate():
+    # with_replicates (the human curves' last step) is estimate()'s own: the same replicates
+    # give the same widened band and R̂ interval
+    from vcrbench.estimation import estimate
+    from vcrbench.estimation.estimate import with_replicates
+
+    rng = np.random.default_rng(3)
+    dv = rng.random(600)
+    y = (rng.random(600) < 1 - 0.7 * dv).astype(float)
+    groups = np.repeat(np.arange(6), 100)
+    raw = estimate(dv, y, 0.95, n_boot=25, seed=4, groups=groups, small_sample="none")
+    full = estimate(dv, y, 0.95, n_boot=25, seed=4, groups=groups, small_sample="t")
+    point = estimate(dv, y, 0.95, n_boot=0, seed=4, groups=groups)
+    done = with_replicates(point, raw.replicates, weighting=None, small_sample="t")
+    assert not np.array_equal(done.replicates, raw.replicates)  # 6 observers: widened
+    for name in ("replicates", "lo", "hi"):
+        np.testing.assert_array_equal(getattr(done, name), getattr(full, name))
+    assert (done.area_lo, done.area_hi) == (full.area_lo, full.area_hi)
+
+
+def test_human_estimate_support_range():
+    from vcrbench.estimation.storage import HumanEstimate
+
+    est = HumanEstimate(curves={}, support={"accuracy": (0.2, 0.7, "rule")})
+    assert est.support_range("accuracy") == (0.2, 0.7)
+    assert est.support_range("consistency") == (0.0, 1.0)  # none recorded: all of [0, 1]

@@ -7,9 +7,10 @@ import pytest
 from scipy.ndimage import gaussian_filter
 
 from vcrbench import datasets
-from vcrbench.humans import geirhos, mapping
+from vcrbench.humans import mapping
+from vcrbench.humans.geirhos import reader
 from vcrbench.humans.manipulation import GEIRHOS_MEAN_GREY, geirhos_lowpass, to_uint8
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +52,15 @@ def test_to_uint8_rounds_half_up():
 
 @pytest.fixture(scope="module")
 def noise_cdv(clean_set):
-    conds = mapping.conditions_of(geirhos.read_geirhos("noise"))
+    conds = mapping.conditions_of(reader.read_geirhos("noise"))
     return mapping.condition_dv(conds, clean_set, seed=5, draws=2)
 
 
 @pytest.fixture(scope="module")
 def lowpass_cdv(clean_set):
-    conds = mapping.conditions_of(geirhos.read_geirhos("lowpass"))
-    return mapping.condition_dv(conds, clean_set, seed=5)
+    conds = mapping.conditions_of(reader.read_geirhos("lowpass"))
+    # deterministic: one draw per image, as stages.map_conditions asks for it
+    return mapping.condition_dv(conds, clean_set, seed=5, draws=1)
 
 
 def _medians(cdv, conditions):
@@ -80,7 +82,7 @@ def test_dv_increases_with_width_and_sigma(noise_cdv, lowpass_cdv):
 
 
 def test_condition_dv_is_deterministic(clean_set, noise_cdv):
-    conds = mapping.conditions_of(geirhos.read_geirhos("noise"))
+    conds = mapping.conditions_of(reader.read_geirhos("noise"))
     sub = conds[conds["condition"].isin(["0.10", "0.60"])]
     again = mapping.condition_dv(sub, clean_set, seed=5, draws=2)
     ref = noise_cdv[noise_cdv["condition"].isin(["0.10", "0.60"])].reset_index(drop=True)
@@ -95,9 +97,9 @@ def test_condition_dv_is_deterministic(clean_set, noise_cdv):
 
 
 def test_zero_condition_reference(clean_set, noise_cdv):
-    conds = mapping.conditions_of(geirhos.read_geirhos("noise"))
+    conds = mapping.conditions_of(reader.read_geirhos("noise"))
     sub = conds[conds["condition"].isin(["0.00", "0.10"])]
-    zero = mapping.condition_dv(sub, clean_set, seed=5, reference="zero-condition")
+    zero = mapping.condition_dv(sub, clean_set, seed=5, reference="zero-condition", draws=1)
     at0 = zero[zero["condition"] == "0.00"]["dv"].to_numpy()
     assert np.all(at0 < 1e-9)
     orig = noise_cdv[(noise_cdv["condition"] == "0.10") & (noise_cdv["draw"] == 0)]["dv"].to_numpy()
@@ -113,7 +115,7 @@ def test_summarise_and_options(lowpass_cdv, clean_set):
     with pytest.raises(ValueError, match="n_images"):
         mapping.sample_image_ids(["a", "b"], 0, 0)
     assert mapping.sample_image_ids(list("edcba"), 3, 1) == mapping.sample_image_ids(list("abcde"), 3, 1)
-    conds = mapping.conditions_of(geirhos.read_geirhos("lowpass")).head(2)
+    conds = mapping.conditions_of(reader.read_geirhos("lowpass")).head(2)
     bad = conds.drop(columns="param.sigma")
     with pytest.raises(HumanDataError, match="param.sigma"):
         mapping.condition_dv(bad, clean_set)

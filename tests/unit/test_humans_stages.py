@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from vcrbench import datasets, io
-from vcrbench.humans import curves, stages
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.estimation.storage import read_human_estimate
+from vcrbench.humans import stages
+from vcrbench.humans.trial_schema import HumanDataError
 
 SETTINGS = {"n_boot": 6, "min_count": 5}
 LOWPASS = {"kind": "geirhos2018", "experiment": "lowpass"}
@@ -41,10 +42,12 @@ def test_files(run):
     # the low-pass filter is deterministic: one draw per image whatever `draws` says
     assert (run["cdv"]["draw"] == 0).all() and len(run["cdv"]) == 8 * 2
     assert io.read_metadata(ref / "conditions.parquet")["reference"] == "original"
-    back = curves.read_estimates(ref)
-    assert set(back) == {"accuracy", "anchor", "support"}
-    assert back["support"]["accuracy"] == run["est"]["support"]["accuracy"]  # written, read back
-    np.testing.assert_allclose(back["accuracy"].values, run["est"]["accuracy"].values)
+    back = read_human_estimate(ref)
+    assert set(back.curves) == {"accuracy"} and back.anchor == run["est"].anchor
+    assert back.support["accuracy"] == run["est"].support["accuracy"]  # written, read back
+    np.testing.assert_allclose(
+        back.curves["accuracy"].values, run["est"].curves["accuracy"].values
+    )
     assert (
         io.read_parquet(ref / "summary.parquet")["anchor"]
         .iloc[0]
@@ -73,8 +76,8 @@ def test_dnn_table(run, tmp_path):
         assert (table[f"{col}_lo"] <= table[col] + 1e-12).all()
         assert (table[f"{col}_hi"] >= table[col] - 1e-12).all()
     # the table's human curve is the reference's curve, integrated over its Δv support
-    acc = run["est"]["accuracy"]
-    lo, hi, _ = run["est"]["support"]["accuracy"]
+    acc = run["est"].curves["accuracy"]
+    lo, hi, _ = run["est"].support["accuracy"]
     assert (table["human_dv_lo"] == lo).all() and (table["human_dv_hi"] == hi).all()
     assert (table["metric_range"] == "support").all()
     inside = (acc.grid >= lo - 1e-12) & (acc.grid <= hi + 1e-12)
@@ -105,7 +108,17 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
         tmp_path / "trials.parquet", tmp_path / "conditions.parquet", tmp_path / "est",
         reference_name="mine", settings=SETTINGS, seed=0, anchor="clean",
     )  # fmt: skip
-    assert set(est) == {"accuracy", "consistency", "anchor", "support"}
+    assert set(est.curves) == {"accuracy", "consistency"} and est.anchor == "clean-image accuracy"
     # clean answers recorded: data at Δv = 0, so both supports start there
-    assert est["support"]["accuracy"][0] == 0.0 and est["support"]["consistency"][0] == 0.0
-    assert est["accuracy"].anchor0 == 1.0  # every clean answer was right
+    assert est.support["accuracy"][0] == 0.0 and est.support["consistency"][0] == 0.0
+    assert est.curves["accuracy"].anchor0 == 1.0  # every clean answer was right
+
+
+def test_networks_anchor_like_auto():
+    # the ImageNet networks answered the colour experiment (full signal), the trained ones never
+    # saw unmanipulated images: "auto" resolves as for any trials without clean answers
+    assert stages.network_anchor("auto", full_signal=True) == "full-signal"
+    assert stages.network_anchor("clean", full_signal=True) == "full-signal"
+    assert stages.network_anchor("auto", full_signal=False) == "zero-condition"
+    assert stages.network_anchor("zero-condition", full_signal=True) == "zero-condition"
+    assert stages.network_anchor(0.9, full_signal=False) == 0.9

@@ -8,7 +8,7 @@ import pytest
 
 from vcrbench import consistency, io
 from vcrbench.errors import LabelSpaceError
-from vcrbench.humans.geirhos_data import error_consistency
+from vcrbench.kappa import error_consistency
 from vcrbench.vocab import decision_columns, resolve_label_spaces
 
 

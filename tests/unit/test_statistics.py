@@ -9,7 +9,7 @@ from scipy.special import expit
 from vcrbench import differences, estimation, evaluate, io, metrics
 from vcrbench.errors import EvaluationError
 from vcrbench.humans import curves as hcurves
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 
 
 def repeated_images(seed=0, n_images=10, per_image=24):
@@ -243,13 +243,14 @@ def test_evaluate_writes_paired_replicates_and_differences(tmp_path):
 
 
 def test_full_signal_anchor_is_data_at_zero():
-    from vcrbench.humans import geirhos, stages
+    from vcrbench.humans import stages
+    from vcrbench.humans.geirhos import reader
 
-    full = geirhos.full_signal_trials("humans")
+    full = reader.full_signal_trials("humans")
     assert len(full) == 1920 and set(full["condition"]) == {"cr"}
     assert full["participant"].nunique() == 3
     trials = pd.DataFrame({"participant": ["p1"] * 3, "dv": [0.4, 0.5, 0.6]})
-    trials["clean_response"] = hcurves.schema.NOT_RECORDED
+    trials["clean_response"] = hcurves.trial_schema.NOT_RECORDED
     a0, groups, how = hcurves.accuracy_anchor(trials, "auto", full)
     assert how == hcurves.FULL_SIGNAL_ANCHOR and how in hcurves.ANCHORS_AT_ZERO
     assert a0.mean() == pytest.approx(0.884896, abs=1e-6)  # Geirhos' colour condition

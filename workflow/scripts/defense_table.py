@@ -1,7 +1,7 @@
 """What each defense changes: defended against undefended model, per corruption (defenses.csv)."""
 
+from vcrbench.defense_effects import defense_table
 from vcrbench.plan import job
-from vcrbench.tables.defenses import defense_table
 
 with job.run(snakemake):
     p = snakemake.params

@@ -2,7 +2,7 @@
 area R̂, and bootstrap uncertainty. One concern per module, in the order an estimate runs:
 
 - :mod:`~vcrbench.estimation.validate`: the one check of samples, outcomes, groups and anchors.
-- :mod:`~vcrbench.estimation.bins`: the histogram of Alg. 1 (:func:`bin_counts`) over the bins of
+- :mod:`~vcrbench.estimation.counts`: the histogram of Alg. 1 (:func:`bin_counts`) over the bins of
   :mod:`vcrbench.bins` (``j = floor(v (M − 1))``, M = 40; bin M − 1 holds only v = 1.0).
 - :mod:`~vcrbench.estimation.spline`: :func:`fit_curve`, a penalised cubic B-spline fitted to the
   rates of the bins with at least ``min_count`` samples, non-increasing, anchored at s(0), within
@@ -12,7 +12,7 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
   (:func:`bootstrap`), percentile intervals and bands.
 - :mod:`~vcrbench.estimation.estimate`: :func:`estimate` (fit + bootstrap + R̂) and its
   :class:`Estimate` container.
-- :mod:`~vcrbench.estimation.io`: estimates to and from Parquet (model and human folders alike).
+- :mod:`~vcrbench.estimation.storage`: estimates to and from Parquet (model and human folders alike).
 
 ``docs/estimation.md`` gives the reasons for every choice and the measured accuracy and speed.
 """
@@ -26,7 +26,6 @@ from vcrbench.estimation.area import (
     weighting_name,
     weights_on_grid,
 )
-from vcrbench.estimation.bins import DEFAULT_MIN_COUNT, bin_counts
 from vcrbench.estimation.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
@@ -34,6 +33,7 @@ from vcrbench.estimation.bootstrap import (
     percentile_interval,
     simultaneous_band,
 )
+from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_counts
 from vcrbench.estimation.estimate import (
     BOOTSTRAP_PENALTIES,
     SMALL_SAMPLE,

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from vcrbench.bins import bin_index
 from vcrbench.estimation.area import GRID_SIZE
-from vcrbench.estimation.bins import DEFAULT_MIN_COUNT, bin_sums
+from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums
 from vcrbench.estimation.spline import (
     LAMBDA_GRID,
     _basis,

@@ -1,6 +1,6 @@
 """One estimate of Alg. 1: the fitted curve, its bootstrap band, R̂ and its interval, and every
 setting needed to rebuild it, in the :class:`Estimate` container that the workflow writes to
-Parquet and reads back (:mod:`vcrbench.estimation.io`).
+Parquet and reads back (:mod:`vcrbench.estimation.storage`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from vcrbench.estimation.area import (
     weighting_name,
     weights_on_grid,
 )
-from vcrbench.estimation.bins import DEFAULT_MIN_COUNT
 from vcrbench.estimation.bootstrap import (
     DEFAULT_LEVEL,
     DEFAULT_N_BOOT,
@@ -32,6 +31,7 @@ from vcrbench.estimation.bootstrap import (
     small_sample_factor,
     widen,
 )
+from vcrbench.estimation.counts import DEFAULT_MIN_COUNT
 from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
 from vcrbench.estimation.validate import (
     check_anchor,
@@ -317,22 +317,21 @@ def estimate(
         weights=weights,
         anchor_weights=anchor_weights,
     )
-    if small_sample == "t":
-        n_units = samples.n_groups if samples.n_groups is not None else len(y)
-        reps = widen(reps, curve.values, small_sample_factor(n_units, level))
-    lo, hi = percentile_interval(reps, level)
-    rep_areas = np.atleast_1d(area(reps.astype(np.float64), weighting, curve.grid))
-    area_lo, area_hi = percentile_interval(rep_areas, level)
+    n_units = samples.n_groups if samples.n_groups is not None else len(y)
+    reps, lo, hi, area_lo, area_hi = summarise_replicates(
+        reps, curve.values, curve.grid, n_units=n_units, level=level, weighting=weighting,
+        small_sample=small_sample,
+    )  # fmt: skip
     return Estimate(
         bins=table,
         grid=curve.grid,
         values=curve.values,
-        lo=np.asarray(lo, dtype=np.float64),
-        hi=np.asarray(hi, dtype=np.float64),
+        lo=lo,
+        hi=hi,
         level=float(level),
         area=area(curve.values, weighting, curve.grid),
-        area_lo=float(area_lo),
-        area_hi=float(area_hi),
+        area_lo=area_lo,
+        area_hi=area_hi,
         replicates=reps,
         anchor0=a0,
         anchor1=anchor1,
@@ -378,6 +377,52 @@ def _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, gr
         raise ValueError(f"n_boot must be >= 0, got {n_boot}")
     percentile_interval(np.zeros((0,)), level)  # validates level
     weights_on_grid(weighting, default_grid(grid_size))  # validates weighting before any work
+
+
+def summarise_replicates(
+    reps: np.ndarray,
+    values: np.ndarray,
+    grid: np.ndarray,
+    *,
+    n_units: int,
+    level: float,
+    weighting: Weighting,
+    small_sample: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """The bootstrap's last steps, once: replicate curves ``reps`` (B, G) of the point curve
+    ``values`` on ``grid``, widened by :func:`~vcrbench.estimation.bootstrap.small_sample_factor`
+    of ``n_units`` resampled units (``small_sample="t"``), their pointwise percentile band at
+    ``level`` and the percentile interval of their areas under ``weighting``. Returns
+    ``(reps, lo, hi, area_lo, area_hi)``."""
+    if small_sample == "t":
+        reps = widen(reps, values, small_sample_factor(n_units, level))
+    lo, hi = percentile_interval(reps, level)
+    rep_areas = np.atleast_1d(area(reps.astype(np.float64), weighting, grid))
+    area_lo, area_hi = percentile_interval(rep_areas, level)
+    return (
+        reps,
+        np.asarray(lo, dtype=np.float64),
+        np.asarray(hi, dtype=np.float64),
+        float(area_lo),
+        float(area_hi),
+    )
+
+
+def with_replicates(
+    point: Estimate, reps: np.ndarray, *, weighting: Weighting, small_sample: str
+) -> Estimate:
+    """``point`` (an :func:`estimate` with ``n_boot=0``) completed by bootstrap replicate curves
+    the caller drew itself (human curves redraw the trials' Δv in every replicate,
+    :mod:`vcrbench.humans.curves`): the same widening, band and R̂ interval as :func:`estimate`
+    (:func:`summarise_replicates`), the resampled units being ``point``'s groups or samples."""
+    n_units = point.n_groups if point.n_groups is not None else point.n
+    reps, lo, hi, area_lo, area_hi = summarise_replicates(
+        reps, point.values, point.grid, n_units=n_units, level=point.level, weighting=weighting,
+        small_sample=small_sample,
+    )  # fmt: skip
+    return dataclasses.replace(
+        point, replicates=reps, lo=lo, hi=hi, area_lo=area_lo, area_hi=area_hi
+    )
 
 
 #: Keys of the config's ``estimation`` block that are :func:`estimate` arguments, and their names.

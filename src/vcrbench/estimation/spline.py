@@ -25,7 +25,7 @@ from scipy.optimize import nnls
 
 from vcrbench.bins import as_dv, bin_index
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
-from vcrbench.estimation.bins import DEFAULT_MIN_COUNT, bin_sums, bins_frame
+from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums, bins_frame
 from vcrbench.estimation.validate import (
     check_anchor,
     check_samples,

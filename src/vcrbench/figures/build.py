@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from vcrbench import io
+from vcrbench.estimation.storage import read_human_estimate
 from vcrbench.figures import style as style_mod
 from vcrbench.figures.style import Style
-from vcrbench.humans.curves import read_estimates as read_human_estimates
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, PROPERTY_NAMES, resolve_label_space
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, resolve_label_space
 
 PathLike = str | os.PathLike
 
@@ -131,15 +131,13 @@ def read_model_curves(curve_paths: Sequence[PathLike]) -> pd.DataFrame:
 
 def read_human_curves(reference_dir: PathLike) -> tuple[dict[str, pd.DataFrame], float | None]:
     """``({property: curve table v, s, lo, hi}, band level)`` of a human reference folder."""
-    estimates = read_human_estimates(reference_dir)
-    support = estimates.get("support", {})
+    human = read_human_estimate(reference_dir)
     curves = {}
-    for p, est in sorted(estimates.items()):
-        if p in PROPERTY_NAMES:
-            frame = est.curve_frame()
-            lo, hi, _ = support.get(p, (0.0, 1.0, ""))
-            curves[p] = frame.assign(in_support=(frame["v"] >= lo) & (frame["v"] <= hi))
-    levels = [est.level for p, est in sorted(estimates.items()) if p in PROPERTY_NAMES]
+    for p, est in sorted(human.curves.items()):
+        frame = est.curve_frame()
+        lo, hi = human.support_range(p)
+        curves[p] = frame.assign(in_support=(frame["v"] >= lo) & (frame["v"] <= hi))
+    levels = [est.level for p, est in sorted(human.curves.items())]
     return curves, (levels[0] if levels else None)
 
 
@@ -226,8 +224,7 @@ def read_reference_estimates(reference_dirs: Mapping[str, PathLike]) -> dict[str
     """``{reference: {property: Estimate}}`` from ``results/humans/{reference}`` folders."""
     out = {}
     for name, folder in sorted(reference_dirs.items()):
-        est = read_human_estimates(folder)
-        out[name] = {k: v for k, v in est.items() if k in PROPERTY_NAMES}
+        out[name] = dict(read_human_estimate(folder).curves)
     return out
 
 

@@ -90,7 +90,8 @@ def trained_heatmap(table: pd.DataFrame, style: Style) -> Figure:
 
 
 def consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
-    """Error consistency κ of each network with the humans against Δv, one panel per experiment.
+    """Error consistency κ (pooled over the humans) of each network with the humans against Δv, one
+    panel per experiment.
 
     ``table`` is ``results/tables/geirhos_error_consistency.csv``; every condition is a marker
     at its median Δv, its area proportional to the number of shared trials (``n_pairs``).
@@ -105,10 +106,10 @@ def consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
         for k, (net, g) in enumerate(rows.groupby("network", sort=True)):
             g = g.sort_values("dv_median")
             ax.plot(
-                g["dv_median"], g["kappa"], marker=_MARKERS[k % len(_MARKERS)], lw=0.8,
+                g["dv_median"], g["kappa_pooled"], marker=_MARKERS[k % len(_MARKERS)], lw=0.8,
                 ms=0, label=NETWORK_LABELS.get(net, net), color=f"C{k}",
             )  # fmt: skip
-            ax.scatter(g["dv_median"], g["kappa"], s=g["n_pairs"] * 0.6, color=f"C{k}", alpha=0.7)
+            ax.scatter(g["dv_median"], g["kappa_pooled"], s=g["n_pairs"] * 0.6, color=f"C{k}", alpha=0.7)
         ax.axhline(0.0, color="0.5", ls="--", lw=0.8)
         ax.set_title(f"{exp} ({int(rows.groupby('network')['n_pairs'].sum().max())} pairs)",
                      fontsize="small")  # fmt: skip

@@ -1,13 +1,17 @@
 """Human curves s_h through the models' estimator, and their files.
 
 :func:`human_estimates` fits one curve per property with :func:`vcrbench.estimation.estimate`,
-the estimator of every model curve; :func:`write_estimates` / :func:`read_estimates` store them as
+the estimator of every model curve, and returns a
+:class:`~vcrbench.estimation.storage.HumanEstimate`, which
+:func:`~vcrbench.estimation.storage.write_human_estimate` /
+:func:`~vcrbench.estimation.storage.read_human_estimate` store as
 ``{bins,curves,summary,replicates}.parquet`` (the workflow: ``results/humans/{reference}/``).
 
 Uncertainty. Trials placed by condition get their Δv from :func:`~vcrbench.humans.mapping.assign_dv`;
 each bootstrap replicate b redraws those Δv values (after resampling the clean-set images of each
 condition) *and* resamples participants, refitting with the penalty chosen on the point estimate
-(:func:`vcrbench.estimation.bootstrap` with one replicate). So the band carries both the
+(:func:`vcrbench.estimation.bootstrap` with one replicate), then finishes like every estimate
+(:func:`vcrbench.estimation.estimate.with_replicates`). So the band carries both the
 between-participant variability and the uncertainty of where a condition lies on the Δv axis.
 Replicate b of every observer of one experiment uses the same image resample, so that a paired
 comparison (:func:`vcrbench.metrics.compare`) compares curves on the same Δv axis.
@@ -22,19 +26,18 @@ from them have an accuracy curve only.
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from vcrbench import schema as config_schema
 from vcrbench import seeding
-from vcrbench.estimation.bootstrap import small_sample_factor, widen
-from vcrbench.humans import mapping, schema
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.estimation.estimate import with_replicates
+from vcrbench.estimation.storage import HumanEstimate
+from vcrbench.humans import mapping, trial_schema
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import PROPERTY_NAMES, param_columns_of
 
 PROPERTIES = PROPERTY_NAMES
@@ -81,7 +84,7 @@ def accuracy_anchor(
         if not 0.0 <= value <= 1.0:
             raise HumanDataError(f"accuracy anchor must lie in [0, 1], got {value}")
         return value, None, f"fixed {value:g}"
-    has_clean = trials["clean_response"].to_numpy() != schema.NOT_RECORDED
+    has_clean = trials["clean_response"].to_numpy() != trial_schema.NOT_RECORDED
     if anchor == "auto":
         if has_clean.all():
             anchor = "clean"
@@ -94,7 +97,7 @@ def accuracy_anchor(
                 "images (for Geirhos references: the colour experiment's colour condition)"
             )
         return (
-            schema.correct(full_signal).astype(np.float64),
+            trial_schema.correct(full_signal).astype(np.float64),
             ("full-signal:" + full_signal["participant"].astype(str)).to_numpy(),
             FULL_SIGNAL_ANCHOR,
         )
@@ -105,7 +108,7 @@ def accuracy_anchor(
             )
         sub = trials[has_clean]
         clean = sub["clean_response"].to_numpy()
-        outcomes = (clean == sub["label"].to_numpy()) & (clean != schema.NO_ANSWER)
+        outcomes = (clean == sub["label"].to_numpy()) & (clean != trial_schema.NO_ANSWER)
         # one clean answer per participant and image (a trial table repeats it per condition)
         frame = pd.DataFrame(
             {"p": sub["participant"].to_numpy(), "i": sub["image_id"].to_numpy(), "y": outcomes}
@@ -115,7 +118,7 @@ def accuracy_anchor(
         cond = zero_condition(trials)
         sub = trials[trials["condition"] == cond]
         return (
-            schema.correct(sub).astype(np.float64),
+            trial_schema.correct(sub).astype(np.float64),
             sub["participant"].to_numpy(),
             f"accuracy in the zero condition {cond!r}",
         )
@@ -191,11 +194,11 @@ def _estimate_one(
     from vcrbench import estimation
 
     kwargs = estimation.estimate_kwargs(settings)
-    n_boot = int(kwargs.pop("n_boot", estimation.DEFAULT_N_BOOT))
+    n_boot = int(kwargs.pop("n_boot"))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
     common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1") if k in kwargs}
-    if kwargs.get("lam") is None and kwargs.get("bootstrap_penalty", "reselect") == "reselect":
-        common["n_folds"] = kwargs.get("n_folds", estimation.DEFAULT_N_FOLDS)
+    if kwargs.get("lam") is None and kwargs["bootstrap_penalty"] == "reselect":
+        common["n_folds"] = kwargs["n_folds"]
     group_labels = trials[groups].to_numpy() if groups else None
     anchor_groups = anchor_groups if groups else None
     needs_placement = np.isnan(trials["dv"].to_numpy()).any()
@@ -224,21 +227,8 @@ def _estimate_one(
             seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=group_labels,
             anchor_groups=anchor_groups, **common,
         )[0]  # fmt: skip
-    if kwargs.get("small_sample", "t") == "t":
-        units = point.n_groups if point.n_groups is not None else point.n
-        reps = widen(reps, point.values, small_sample_factor(units, point.level))
-    lo, hi = estimation.percentile_interval(reps, point.level)
-    areas = np.atleast_1d(
-        estimation.area(reps.astype(np.float64), kwargs.get("weighting"), point.grid)
-    )
-    a_lo, a_hi = estimation.percentile_interval(areas, point.level)
-    return dataclasses.replace(
-        point,
-        replicates=reps,
-        lo=np.asarray(lo, np.float64),
-        hi=np.asarray(hi, np.float64),
-        area_lo=float(a_lo),
-        area_hi=float(a_hi),
+    return with_replicates(
+        point, reps, weighting=kwargs.get("weighting"), small_sample=kwargs["small_sample"]
     )
 
 
@@ -254,18 +244,19 @@ def human_estimates(
     properties: tuple[str, ...] = PROPERTIES,
     name: str = "humans",
     full_signal: pd.DataFrame | None = None,
-) -> dict:
+) -> HumanEstimate:
     """Human curves s_h (accuracy, and consistency where clean answers exist) of one reference.
 
     Parameters
     ----------
     trials : DataFrame
-        Canonical trials (:mod:`~vcrbench.humans.schema`).
+        Canonical trials (:mod:`~vcrbench.humans.trial_schema`).
     conditions : DataFrame or None
         :func:`~vcrbench.humans.mapping.condition_dv` output; needed if any trial lacks a Δv.
     settings : mapping
         The config's ``estimation`` block: ``bins, min_count, n_boot, level, weighting, lam,
-        n_folds, grid_size, anchor1`` (missing keys: the estimator's defaults).
+        n_folds, grid_size, anchor1, bootstrap_penalty, small_sample`` (missing keys: the
+        schema's defaults).
     seed : int
         Root seed: the placement draws use ``seed`` (shared by every observer of a reference, so
         that replicates pair), the estimator ``derive_seed(seed, "humans", name, property)``.
@@ -286,14 +277,17 @@ def human_estimates(
 
     Returns
     -------
-    dict
-        ``{property: vcrbench.estimation.Estimate}``, plus ``"anchor"`` (how s_a(0) was set).
+    HumanEstimate
+        ``curves`` ``{property: vcrbench.estimation.Estimate}``, ``anchor`` (how s_a(0) was set)
+        and ``support`` (:func:`dv_support` of each curve).
     """
-    settings = dict(settings or {})
+    settings = config_schema.validate_block("estimation", settings)
     unknown = sorted(set(properties) - set(PROPERTIES))
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {PROPERTIES}")
     out: dict = {}
+    anchor_how = None
+    support: dict = {}
     common = {
         "conditions": conditions,
         "placement_seed": seed,
@@ -305,16 +299,16 @@ def human_estimates(
         a0, a_groups, how = accuracy_anchor(trials, anchor, full_signal)
         at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
-            trials, schema.correct(trials).astype(np.float64), a0, a_groups,
+            trials, trial_schema.correct(trials).astype(np.float64), a0, a_groups,
             seed=seeding.derive_seed(seed, "humans", name, "accuracy"), desc=f"{name} accuracy",
             **common,
         )  # fmt: skip
-        out["anchor"] = how
-        out.setdefault("support", {})["accuracy"] = dv_support(
+        anchor_how = how
+        support["accuracy"] = dv_support(
             trials, conditions, from_zero=at_zero
         )
     if "consistency" in properties:
-        cons, has = schema.consistent(trials)
+        cons, has = trial_schema.consistent(trials)
         if has.any():
             sub = trials[has].reset_index(drop=True)
             out["consistency"] = _estimate_one(
@@ -323,55 +317,5 @@ def human_estimates(
                 desc=f"{name} consistency", **common,
             )  # fmt: skip
             # Consistency compares with the recorded clean answer: data at Δv = 0.
-            out.setdefault("support", {})["consistency"] = dv_support(
-                sub, conditions, from_zero=True
-            )
-    return out
-
-
-# --------------------------------------------------------------------------- files
-
-
-def write_estimates(
-    estimates: Mapping, out_dir: str | os.PathLike, metadata: Mapping | None = None
-) -> dict[str, Path]:
-    """Write ``{property: Estimate}`` as ``bins/curves/summary/replicates.parquet`` in ``out_dir``
-    (:func:`vcrbench.estimation.io.write_estimates`, keyed by ``property``); ``summary`` also
-    says how the anchor was set. Returns the paths written."""
-    from vcrbench.estimation.io import write_estimates as write
-
-    chosen = {(p,): estimates[p] for p in PROPERTIES if p in estimates}
-    support = estimates.get("support", {})
-    anchors = {
-        (p,): {
-            "anchor": estimates["anchor"]
-            if p == "accuracy" and "anchor" in estimates
-            else "1 (unchanged image)",
-            **(
-                {"dv_lo": support[p][0], "dv_hi": support[p][1], "support_rule": support[p][2]}
-                if p in support
-                else {}
-            ),
-        }
-        for p in PROPERTIES
-        if p in estimates
-    }
-    return write(chosen, out_dir, keys=["property"], summary_extra=anchors, metadata=metadata)
-
-
-def read_estimates(out_dir: str | os.PathLike) -> dict:
-    """Inverse of :func:`write_estimates`: ``{property: Estimate}`` (+ ``"anchor"``)."""
-    from vcrbench.estimation.io import read_estimate_tables
-    from vcrbench.estimation.io import read_estimates as read
-
-    out: dict = {key[0]: est for key, est in read(out_dir, ["property"]).items()}
-    summary = read_estimate_tables(out_dir, ["summary"])["summary"]
-    accuracy = summary[summary["property"] == "accuracy"]
-    if len(accuracy) and "anchor" in accuracy:
-        out["anchor"] = str(accuracy["anchor"].iloc[0])
-    if {"dv_lo", "dv_hi"} <= set(summary.columns):
-        out["support"] = {
-            str(row.property): (float(row.dv_lo), float(row.dv_hi), str(row.support_rule))
-            for row in summary.itertuples()
-        }
-    return out
+            support["consistency"] = dv_support(sub, conditions, from_zero=True)
+    return HumanEstimate(curves=out, anchor=anchor_how, support=support)

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from vcrbench import measure, seeding
 from vcrbench.humans.manipulation import geirhos_lowpass
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 
 REFERENCES = ("original", "zero-condition")
@@ -169,10 +169,10 @@ def condition_dv(
     seed: int = 0,
     reference: str = "original",
     n_images: int | None = None,
-    draws: int = 1,
+    draws: int = 4,
     lowpass_sigma_scale: float = 1.0,
     jpeg_quality: int | None = None,
-    batch_size: int = 32,
+    batch_size: int = 64,
     corruptions_config: Mapping | None = None,
 ) -> pd.DataFrame:
     """Δv of every condition on clean-set images: the distribution that places its trials.
@@ -196,6 +196,8 @@ def condition_dv(
         Manipulations per image and condition (independent noise; 1 for deterministic ones).
     lowpass_sigma_scale, jpeg_quality
         See module docstring.
+    batch_size : int
+        Clean images measured per step (memory only: every Δv is the same at any batch size).
     corruptions_config : mapping, optional
         The config's ``corruptions`` block: options of each corruption (user corruptions).
 

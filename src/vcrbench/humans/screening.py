@@ -31,7 +31,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from vcrbench import io
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.similarity import screening_test
 
 ANSWER_COLUMNS = ("participant", "corruption_a", "corruption_b", "response")

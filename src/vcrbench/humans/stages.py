@@ -27,10 +27,16 @@ from collections.abc import Mapping
 import pandas as pd
 
 from vcrbench import io, seeding
-from vcrbench.humans import curves, geirhos, mapping, schema
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.estimation.storage import (
+    HumanEstimate,
+    read_human_estimate,
+    write_human_estimate,
+)
+from vcrbench.humans import curves, mapping, trial_schema
+from vcrbench.humans.geirhos import reader
 from vcrbench.humans.transfer import reference_corruption
-from vcrbench.vocab import param_columns_of
+from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.vocab import N_BINS, param_columns_of
 
 
 def reference_seed(seed: int, reference: str) -> int:
@@ -45,14 +51,14 @@ def ingest_reference(
 
     ``kind: geirhos2018`` (``experiment: noise|lowpass``, optional ``root``) reads the shipped
     Geirhos humans; ``kind: trials`` (``path``, ``corruption``) reads a user's file
-    (:func:`~vcrbench.humans.schema.read_trials`), whose trials must all be of the configured
+    (:func:`~vcrbench.humans.trial_schema.read_trials`), whose trials must all be of the configured
     corruption. Written to ``out_path`` (Parquet) if given, with the entry as metadata.
     """
     corruption = reference_corruption(name, ref_cfg)
     if ref_cfg["kind"] == "geirhos2018":
-        trials = geirhos.read_geirhos(ref_cfg["experiment"], "humans", ref_cfg.get("root"))
+        trials = reader.read_geirhos(ref_cfg["experiment"], "humans", ref_cfg.get("root"))
     else:
-        trials = schema.read_trials(ref_cfg["path"])
+        trials = trial_schema.read_trials(ref_cfg["path"])
         other = sorted(set(trials["corruption"]) - {corruption})
         if other:
             raise HumanDataError(
@@ -123,10 +129,10 @@ def map_conditions(
 
 def full_signal_trials(ref_cfg: Mapping | None) -> pd.DataFrame | None:
     """The lab's trials on unmanipulated images for a reference, or None (not a ``geirhos2018``
-    reference): :func:`vcrbench.humans.geirhos.full_signal_trials`."""
+    reference): :func:`vcrbench.humans.geirhos.reader.full_signal_trials`."""
     if not ref_cfg or ref_cfg.get("kind") != "geirhos2018":
         return None
-    return geirhos.full_signal_trials("humans", ref_cfg.get("root"))
+    return reader.full_signal_trials("humans", ref_cfg.get("root"))
 
 
 def _read_conditions(path) -> pd.DataFrame | None:
@@ -145,7 +151,7 @@ def estimate_reference(
     anchor: float | str = "auto",
     placement: str = "draw",
     ref_cfg: Mapping | None = None,
-) -> dict:
+) -> HumanEstimate:
     """Human curves of one reference (:func:`~vcrbench.humans.curves.human_estimates`), written
     as ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``. A ``geirhos2018`` reference
     (``ref_cfg``) is anchored by the lab's full-signal data (:func:`full_signal_trials`)."""
@@ -155,9 +161,24 @@ def estimate_reference(
         anchor=anchor, placement=placement, name=reference_name,
         full_signal=full_signal_trials(ref_cfg),
     )  # fmt: skip
-    meta = {"reference": reference_name, "anchor": est.get("anchor"), "placement": placement}
-    curves.write_estimates(est, out_dir, metadata=meta)
+    meta = {"reference": reference_name, "anchor": est.anchor, "placement": placement}
+    write_human_estimate(est, out_dir, metadata=meta)
     return est
+
+
+def network_anchor(anchor: float | str, *, full_signal: bool) -> float | str:
+    """The anchor of Geirhos' networks' curves for the references' ``anchor``.
+
+    The networks never answered the clean image of a trial, so ``auto`` (and ``clean``) resolve
+    as ``auto`` does for any trials without clean answers
+    (:func:`~vcrbench.humans.curves.accuracy_anchor`): the lab's full-signal condition where the
+    networks answered it (``full_signal``: the ImageNet networks, on the colour experiment), else
+    the least-manipulated condition (the trained networks never saw unmanipulated images). A
+    number, ``full-signal`` or ``zero-condition`` passes through.
+    """
+    if anchor in ("auto", "clean"):
+        return "full-signal" if full_signal else "zero-condition"
+    return anchor
 
 
 def _geirhos_experiments(references: Mapping[str, Mapping]) -> list[tuple[str, str]]:
@@ -190,19 +211,19 @@ def geirhos_dnn_table(
     reference's own; the networks are placed with the reference's seed. Written as CSV with a
     ``reference`` column.
     """
-    from vcrbench.humans.dnn import TABLE_COLUMNS, dnn_vs_humans
+    from vcrbench.humans.geirhos.dnn import TABLE_COLUMNS, dnn_vs_humans
 
     # Geirhos' trials have no clean answers: "auto"/"clean" anchor humans and networks alike by
     # their answers on the unmanipulated colour images (full signal).
-    dnn_anchor = "full-signal" if anchor in ("auto", "clean") else anchor
+    dnn_anchor = network_anchor(anchor, full_signal=True)
     rows = []
     for name, exp in _geirhos_experiments(references):
-        estimates = curves.read_estimates(estimates_dirs[name])
+        estimates = read_human_estimate(estimates_dirs[name])
         table = dnn_vs_humans(
             {exp: io.read_parquet(conditions_paths[name])}, settings, reference_seed(seed, name),
             anchor=dnn_anchor, placement=placement, dnn_aggregation=dnn_aggregation,
-            humans={exp: estimates["accuracy"]},
-            supports={exp: estimates.get("support", {}).get("accuracy")},
+            humans={exp: estimates.curves["accuracy"]},
+            supports={exp: estimates.support.get("accuracy")},
             metric_range=metric_range,
         )  # fmt: skip
         rows.append(table.assign(reference=name))
@@ -227,20 +248,20 @@ def geirhos_trained(
 ) -> pd.DataFrame:
     """The train x test table of Geirhos' trained networks against the humans (CSV).
 
-    :func:`vcrbench.humans.trained.trained_vs_humans` over the test experiments whose human
+    :func:`vcrbench.humans.geirhos.trained.trained_vs_humans` over the test experiments whose human
     experiment is among the ``geirhos2018`` references; each is placed with that reference's
     seed, so the networks' replicates pair with the humans'.
     """
-    from vcrbench.humans.trained import trained_vs_humans
+    from vcrbench.humans.geirhos.trained import trained_vs_humans
 
     conditions, humans, seeds = {}, {}, {}
     for name, exp in _geirhos_experiments(references):
         conditions[exp] = io.read_parquet(conditions_paths[name])
-        humans[exp] = curves.read_estimates(estimates_dirs[name])["accuracy"]
+        humans[exp] = read_human_estimate(estimates_dirs[name]).curves["accuracy"]
         seeds[exp] = reference_seed(seed, name)
     table = trained_vs_humans(
         conditions, humans, settings, seeds,
-        anchor="zero-condition" if anchor in ("auto", "clean") else anchor, placement=placement,
+        anchor=network_anchor(anchor, full_signal=False), placement=placement,
         metric_range=metric_range,
     )  # fmt: skip
     if table.empty:
@@ -254,11 +275,11 @@ def geirhos_consistency(
     conditions_paths: Mapping[str, str | os.PathLike],
     out_path: str | os.PathLike,
     *,
-    n_bins: int = 40,
+    n_bins: int = N_BINS,
 ) -> pd.DataFrame:
     """Error consistency (Cohen's κ) of Geirhos' networks with the humans per condition, each
-    condition at its median Δv on this run's images (:mod:`vcrbench.humans.error_consistency`)."""
-    from vcrbench.humans.error_consistency import consistency_table
+    condition at its median Δv on this run's images (:mod:`vcrbench.humans.geirhos.error_consistency`)."""
+    from vcrbench.humans.geirhos.error_consistency import consistency_table
 
     conditions = {
         exp: io.read_parquet(conditions_paths[name])
@@ -272,10 +293,10 @@ def geirhos_consistency(
 def geirhos_conditions(out_path: str | os.PathLike) -> pd.DataFrame:
     """Per-condition accuracies of every Geirhos experiment, observer and network (CSV).
 
-    :func:`vcrbench.humans.geirhos_data.accuracy_table`: humans, the ImageNet networks under the
+    :func:`vcrbench.humans.geirhos.accuracy_table`: humans, the ImageNet networks under the
     publication's summed-probability rule and the project's mean rule, the trained networks.
     """
-    from vcrbench.humans.geirhos_data import accuracy_table
+    from vcrbench.humans.geirhos import accuracy_table
 
     out = accuracy_table()
     io.write_csv(out, out_path)
@@ -290,5 +311,6 @@ __all__ = [
     "geirhos_dnn_table",
     "ingest_reference",
     "map_conditions",
+    "network_anchor",
     "reference_seed",
 ]

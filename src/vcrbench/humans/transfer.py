@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vcrbench.errors import HumanReferenceError
-from vcrbench.humans.geirhos import EXPERIMENTS, NOT_PLACEABLE
+from vcrbench.humans.geirhos.reader import EXPERIMENTS, NOT_PLACEABLE
 
 #: geirhos_lowpass is not a registry corruption; it is Gaussian blur on the greyscale image.
 LOCAL_CLASSES: dict[str, str | None] = {"geirhos_lowpass": "blur"}

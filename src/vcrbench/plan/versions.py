@@ -31,7 +31,7 @@ VERSIONS: dict[str, int] = {
     "geirhos_dnn_table": 1,
     "geirhos_conditions_table": 1,
     "geirhos_trained_table": 1,
-    "geirhos_error_consistency": 1,
+    "geirhos_error_consistency": 2,
     "screening_table": 1,
     # estimation
     "estimate_curves": 1,

@@ -1,4 +1,6 @@
-"""The compact copy of the Geirhos et al. (2018) trial data: reader, experiments, accuracies, pairing.
+"""Everything of Geirhos et al. (2018): the compact copy of their trial data (this namespace),
+its reader into the trials schema, their networks and trained networks against their humans, and
+error consistency.
 
 Geirhos, Temme, Rauber, Schütt, Bethge, Wichmann: *Generalisation in humans and deep neural
 networks*, NeurIPS 2018; data CC-BY-4.0 (licence and citation in ``vcrbench/data/geirhos2018/``).
@@ -38,10 +40,23 @@ and subject-03 saw the same stimuli in the colour (1280) and false-colour (1120)
 mostly the same in phase-scrambling (1033 of 1120), power-equalisation (1048) and rotation (720 of
 1280).
 
-Three views:
+Modules:
+
+- :mod:`~vcrbench.humans.geirhos.store` (the Parquet store: :func:`load`, :func:`raw_frame`),
+  :mod:`~vcrbench.humans.geirhos.experiments` (:data:`EXPERIMENTS`),
+  :mod:`~vcrbench.humans.geirhos.accuracy` (per-condition accuracies),
+  :mod:`~vcrbench.humans.geirhos.pairing` (trial pairing; κ per group): re-exported here;
+- :mod:`~vcrbench.humans.geirhos.reader`: the trials of the experiments placed on the Δv axis in
+  the trials schema (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`);
+- :mod:`~vcrbench.humans.geirhos.dnn`, :mod:`~vcrbench.humans.geirhos.trained`: HMRI/MRSI of the
+  ImageNet networks and of the networks trained on distortions against the humans;
+- :mod:`~vcrbench.humans.geirhos.error_consistency`: κ of the networks with the humans per
+  condition on the Δv axis (the formula: :mod:`vcrbench.kappa`).
+
+Three views of the data:
 
 - :func:`raw_frame` returns one CSV exactly as ``pd.read_csv(path, dtype=str,
-  keep_default_na=False)`` parses it (what :mod:`vcrbench.humans.geirhos` reads);
+  keep_default_na=False)`` parses it (what :mod:`vcrbench.humans.geirhos.reader` reads);
 - :func:`load` returns the typed rows, with ``image_id`` (the ImageNet source image) and
   ``condition_label`` (the experiment's condition string; the release's ``specialised`` files print
   ``1.0`` for ``1`` and ``0.0`` for ``0.00``);
@@ -49,24 +64,18 @@ Three views:
 
 :data:`EXPERIMENTS` (and :func:`experiments_table`, :func:`conditions_table`) describe each
 experiment: folder, corruption and parameter names, conditions in order with their values, image
-size and format. :func:`pair_trials` and :func:`error_consistency` implement the trial matching and
-Cohen's κ of Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying trial-by-trial behaviour of
+size and format. :func:`pair_trials` and :func:`vcrbench.kappa.error_consistency` implement the trial matching
+and Cohen's κ of Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying trial-by-trial behaviour of
 CNNs and humans by measuring error consistency*, NeurIPS 2020.
 """
 
-from vcrbench.humans.geirhos_data.accuracy import (
+from vcrbench.humans.geirhos.accuracy import (
     CONDITIONS_COLUMNS,
     RESPONSE_RULE,
     accuracy_table,
     condition_accuracy,
 )
-from vcrbench.humans.geirhos_data.consistency import (
-    consistency_table,
-    error_consistency,
-    pair_trials,
-    paired_trials,
-)
-from vcrbench.humans.geirhos_data.experiments import (
+from vcrbench.humans.geirhos.experiments import (
     _FILE_RE,
     COLLECTIONS,
     CSV_COLUMNS,
@@ -92,7 +101,8 @@ from vcrbench.humans.geirhos_data.experiments import (
     experiment_info,
     experiments_table,
 )
-from vcrbench.humans.geirhos_data.store import (
+from vcrbench.humans.geirhos.pairing import consistency_table, pair_trials, paired_trials
+from vcrbench.humans.geirhos.store import (
     EXPONENT,
     MANTISSA,
     _file_slices,
@@ -142,7 +152,6 @@ __all__ = [
     "csv_files",
     "data_root",
     "decode_decimal",
-    "error_consistency",
     "experiment_info",
     "experiments",
     "experiments_table",

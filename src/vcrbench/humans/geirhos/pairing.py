@@ -1,4 +1,5 @@
-"""Trial pairing and error consistency (Cohen's kappa) of Geirhos et al. (2020)."""
+"""Trial pairing of Geirhos et al. (2020): two observers' trials on the same stimulus, and their
+error consistency (:func:`vcrbench.kappa.error_consistency`) per group of trials."""
 
 from __future__ import annotations
 
@@ -8,49 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench.humans.geirhos_data.experiments import RULES, STIMULUS_KEY
-from vcrbench.humans.geirhos_data.store import load, observer_collection
-from vcrbench.humans.schema import HumanDataError
-
-#: The release this copy was made from.
-
-# --------------------------------------------------------------------------- error consistency
-
-
-def error_consistency(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> dict:
-    """Cohen's κ of two observers' trial-by-trial correctness (Geirhos, Meding & Wichmann 2020).
-
-    ``c_obs`` is the fraction of trials on which both are right or both wrong, ``c_exp = p_a p_b +
-    (1 - p_a)(1 - p_b)`` what independent observers with accuracies ``p_a``, ``p_b`` would reach,
-    ``κ = (c_obs - c_exp) / (1 - c_exp)``. Where ``c_obs = 1`` (in particular where ``c_exp = 1``:
-    both always right, or both always wrong) κ is 1, as in the authors' code. Returns
-    ``{"kappa", "c_obs", "c_exp", "n", "p_a", "p_b"}``.
-    """
-    a = np.asarray(correct_a)
-    b = np.asarray(correct_b)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(
-            f"correct_a and correct_b must be 1-d and of equal length ({a.shape}, {b.shape})"
-        )
-    if a.size == 0:
-        raise ValueError("error consistency of zero trials is undefined")
-    for name, x in (("correct_a", a), ("correct_b", b)):
-        if x.dtype != bool and not np.isin(x, (0, 1)).all():
-            raise ValueError(f"{name} must be booleans (or 0/1)")
-    a = a.astype(bool)
-    b = b.astype(bool)
-    p_a, p_b = float(a.mean()), float(b.mean())
-    c_exp = p_a * p_b + (1.0 - p_a) * (1.0 - p_b)
-    c_obs = float((a == b).mean())
-    kappa = 1.0 if c_obs == 1.0 else (c_obs - c_exp) / (1.0 - c_exp)
-    return {
-        "kappa": kappa,
-        "c_obs": c_obs,
-        "c_exp": c_exp,
-        "n": int(a.size),
-        "p_a": p_a,
-        "p_b": p_b,
-    }
+from vcrbench.humans.geirhos.experiments import RULES, STIMULUS_KEY
+from vcrbench.humans.geirhos.store import load, observer_collection
+from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.kappa import error_consistency
 
 
 def pair_trials(

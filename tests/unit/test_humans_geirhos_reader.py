@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vcrbench.humans import geirhos
-from vcrbench.humans.schema import NO_ANSWER, NOT_RECORDED, HumanDataError, correct
+from vcrbench.humans.geirhos import reader
+from vcrbench.humans.trial_schema import NO_ANSWER, NOT_RECORDED, HumanDataError, correct
 
 
 @pytest.fixture(scope="module")
 def noise():
-    return geirhos.read_geirhos("noise")
+    return reader.read_geirhos("noise")
 
 
 @pytest.fixture(scope="module")
 def lowpass():
-    return geirhos.read_geirhos("lowpass")
+    return reader.read_geirhos("lowpass")
 
 
 def test_trial_counts_match_table_1(noise, lowpass):
@@ -34,20 +34,20 @@ def test_trial_counts_match_table_1(noise, lowpass):
 
 def test_published_human_accuracies(noise, lowpass):
     table = {
-        "noise": geirhos.condition_accuracy(noise).set_index("condition")["accuracy"],
-        "lowpass": geirhos.condition_accuracy(lowpass).set_index("condition")["accuracy"],
+        "noise": reader.condition_accuracy(noise).set_index("condition")["accuracy"],
+        "lowpass": reader.condition_accuracy(lowpass).set_index("condition")["accuracy"],
     }
-    for (exp, cond), (value, tol, _where) in geirhos.PUBLISHED_HUMAN_ACCURACY.items():
+    for (exp, cond), (value, tol, _where) in reader.PUBLISHED_HUMAN_ACCURACY.items():
         assert abs(table[exp][cond] - value) <= tol, (exp, cond, table[exp][cond], value)
 
 
 def test_full_condition_table(noise, lowpass):
     # Values of the release (Fig. 3 plots them); the three printed ones are checked above.
-    acc = geirhos.condition_accuracy(noise)
+    acc = reader.condition_accuracy(noise)
     assert acc["condition"].tolist() == "0.00 0.03 0.05 0.10 0.20 0.35 0.60 0.90".split()
     assert acc["n_correct"].tolist() == [644, 637, 625, 601, 487, 365, 134, 48]
     assert (acc["n"] == 800).all()
-    acc = geirhos.condition_accuracy(lowpass)
+    acc = reader.condition_accuracy(lowpass)
     assert acc["condition"].tolist() == ["0", "1", "3", "5", "7", "10", "15", "40"]
     assert acc["n_correct"].tolist() == [825, 776, 689, 560, 466, 300, 178, 74]
 
@@ -65,24 +65,24 @@ def test_na_is_no_answer_and_wrong(noise, lowpass):
 
 def test_parameters_and_corruption(noise, lowpass):
     assert set(noise["corruption"]) == {"uniform_noise"}
-    assert sorted(noise["param.width"].unique()) == list(geirhos.EXPERIMENTS["noise"].conditions)
+    assert sorted(noise["param.width"].unique()) == list(reader.EXPERIMENTS["noise"].conditions)
     assert set(lowpass["corruption"]) == {"geirhos_lowpass"}
     assert sorted(lowpass["param.sigma"].unique()) == list(
-        geirhos.EXPERIMENTS["lowpass"].conditions
+        reader.EXPERIMENTS["lowpass"].conditions
     )
     assert noise["image_id"].str.match(r"^n\d{8}_\d+$").all()
 
 
 def test_dnn_trials():
-    dnn = geirhos.read_geirhos("noise", "dnns")
+    dnn = reader.read_geirhos("noise", "dnns")
     # the release's dnns/ folders also hold the human files: only the networks are kept
-    assert sorted(dnn["participant"].unique()) == list(geirhos.DNN_OBSERVERS)
+    assert sorted(dnn["participant"].unique()) == list(reader.DNN_OBSERVERS)
     assert (dnn.groupby("participant").size() == 8960).all()
     assert np.isnan(dnn["rt"]).all()
-    acc = geirhos.condition_accuracy(dnn, by=("participant", "condition"))
+    acc = reader.condition_accuracy(dnn, by=("participant", "condition"))
     r = acc[acc["participant"] == "resnet152"].set_index("condition")["accuracy"]
     assert r["0.00"] > 0.85 and r["0.90"] < 0.1
-    summed = geirhos.read_geirhos("noise", "dnns", subjects=["resnet152"], dnn_aggregation="sum")
+    summed = reader.read_geirhos("noise", "dnns", subjects=["resnet152"], dnn_aggregation="sum")
     assert (
         summed["response"].to_numpy() != dnn[dnn.participant == "resnet152"]["response"].to_numpy()
     ).any()
@@ -90,19 +90,19 @@ def test_dnn_trials():
 
 def test_bad_arguments(tmp_path):
     with pytest.raises(HumanDataError, match="unknown Geirhos experiment 'mirror'"):
-        geirhos.read_geirhos("mirror")
+        reader.read_geirhos("mirror")
     with pytest.raises(HumanDataError, match="'eidolon' cannot be placed on the Δv axis"):
-        geirhos.read_geirhos("eidolon")
+        reader.read_geirhos("eidolon")
     with pytest.raises(HumanDataError, match="observers"):
-        geirhos.read_geirhos("noise", "monkeys")
+        reader.read_geirhos("noise", "monkeys")
     with pytest.raises(HumanDataError, match=r"\['alexnet'\] not in"):
-        geirhos.read_geirhos("noise", "dnns", subjects=["alexnet"])
+        reader.read_geirhos("noise", "dnns", subjects=["alexnet"])
     (tmp_path / "noise-experiment").mkdir()
     with pytest.raises(HumanDataError, match="no Geirhos CSV"):
-        geirhos.read_geirhos("noise", root=tmp_path)
+        reader.read_geirhos("noise", root=tmp_path)
     (tmp_path / "noise-experiment" / "x.csv").write_text(
         "subj,session,trial,rt,object_response,category,condition,imagename\n"
         "s,1,1,0.5,dog,dgo,0.1,0000_nse_s01_0.10_dog_10_n02085620_1.JPEG\n"
     )
     with pytest.raises(HumanDataError, match=r"x.csv, row 1 \(line 2\), column 'label'.*'dgo'"):
-        geirhos.read_geirhos("noise", root=tmp_path)
+        reader.read_geirhos("noise", root=tmp_path)

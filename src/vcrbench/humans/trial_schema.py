@@ -43,18 +43,12 @@ import numpy as np
 import pandas as pd
 
 from vcrbench.errors import HumanDataError
+from vcrbench.vocab import GEIRHOS16_CLASSES
 
 #: Response code of a trial without an answer (counts as wrong).
 NO_ANSWER = -1
 #: ``clean_response`` code where the participant's answer to the clean image was not recorded.
 NOT_RECORDED = -2
-
-#: The 16 entry-level classes of Geirhos et al. (2018) in alphabetical order (docs/method.md §6); used
-#: when :mod:`vcrbench.labels` does not provide the list.
-_CLASSES16_FALLBACK = (
-    "airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat",
-    "chair", "clock", "dog", "elephant", "keyboard", "knife", "oven", "truck",
-)  # fmt: skip
 
 REQUIRED_COLUMNS = ("participant", "image_id", "label", "response", "corruption")
 OPTIONAL_COLUMNS = ("condition", "dv", "clean_response", "session", "trial", "rt")
@@ -71,13 +65,9 @@ _PARAM_RE = re.compile(r"^param\.[A-Za-z_][A-Za-z0-9_]*$")
 def classes16() -> list[str]:
     """The 16 entry-level class names in label-index order.
 
-    Taken from :mod:`vcrbench.labels` (the 16-class label space the models are mapped to), so
-    humans and models share one class order; the alphabetical list if that module is absent.
+    :data:`vcrbench.vocab.GEIRHOS16_CLASSES` (the 16-class label space the models are mapped
+    to), so humans and models share one class order.
     """
-    try:
-        from vcrbench.vocab import GEIRHOS16_CLASSES
-    except ImportError:
-        return list(_CLASSES16_FALLBACK)
     return list(GEIRHOS16_CLASSES)
 
 

@@ -8,10 +8,12 @@ import pytest
 
 from vcrbench import plan
 from vcrbench.errors import ConfigError, HumanDataError, HumanReferenceError
-from vcrbench.humans import geirhos, mapping
-from vcrbench.humans import geirhos_data as gd
+from vcrbench.humans import geirhos as gd
+from vcrbench.humans import mapping
 from vcrbench.humans.curves import zero_condition
+from vcrbench.humans.geirhos import reader
 from vcrbench.humans.transfer import reference_corruption, resolve_reference
+from vcrbench.kappa import error_consistency
 
 PLACEABLE = {
     "colour": ("geirhos_greyscale", "amount", "cr"),
@@ -40,10 +42,10 @@ class TinyCleanSet:
 
 
 def test_every_experiment_but_rotation_and_eidolon_is_placeable():
-    assert set(geirhos.EXPERIMENTS) == set(PLACEABLE)
-    assert set(geirhos.EXPERIMENTS) | set(geirhos.NOT_PLACEABLE) == set(gd.EXPERIMENTS)
+    assert set(reader.EXPERIMENTS) == set(PLACEABLE)
+    assert set(reader.EXPERIMENTS) | set(reader.NOT_PLACEABLE) == set(gd.EXPERIMENTS)
     for name, (corruption, parameter, _) in PLACEABLE.items():
-        exp = geirhos.experiment(name)
+        exp = reader.experiment(name)
         assert (exp.corruption, exp.parameter) == (corruption, parameter)
         assert reference_corruption("r", {"kind": "geirhos2018", "experiment": name}) == corruption
 
@@ -51,7 +53,7 @@ def test_every_experiment_but_rotation_and_eidolon_is_placeable():
 @pytest.mark.parametrize("name", ["rotation", "eidolon"])
 def test_unplaceable_experiments_raise_naming_them(name):
     with pytest.raises(HumanDataError, match=f"'{name}' cannot be placed on the Δv axis"):
-        geirhos.experiment(name)
+        reader.experiment(name)
     with pytest.raises(HumanReferenceError, match=f"'{name}' cannot be a human reference"):
         reference_corruption("r", {"kind": "geirhos2018", "experiment": name})
     config = {
@@ -66,7 +68,7 @@ def test_unplaceable_experiments_raise_naming_them(name):
 @pytest.mark.parametrize("name", sorted(PLACEABLE))
 def test_trials_map_onto_the_dv_axis(name):
     corruption, parameter, zero = PLACEABLE[name]
-    trials = geirhos.read_geirhos(name)
+    trials = reader.read_geirhos(name)
     assert set(trials["corruption"]) == {corruption}
     info = gd.experiment_info(name)
     values = trials.groupby("condition")[f"param.{parameter}"].first()
@@ -84,7 +86,7 @@ def test_trials_map_onto_the_dv_axis(name):
 
 
 def test_zero_condition_reference_uses_the_identity():
-    trials = geirhos.read_geirhos("contrast")
+    trials = reader.read_geirhos("contrast")
     conds = mapping.conditions_of(trials)
     cdv = mapping.condition_dv(conds, TinyCleanSet(), reference="zero-condition", draws=1)
     # relative to the c100 stimulus, c100 itself changes nothing
@@ -122,26 +124,27 @@ def test_identity_distance_orders_by_closeness_to_the_identity():
 
 
 def test_trained_networks_on_the_dv_axis():
-    from vcrbench.humans import stages, trained
+    from vcrbench.humans import stages
     from vcrbench.humans.curves import human_estimates
+    from vcrbench.humans.geirhos import trained
 
     t = trained.read_trained("noise-png", ["sixteen01v4", "specialised"])
     assert set(t["corruption"]) == {"uniform_noise"} and len(t) == 2 * 8960
     # the `specialised` files print '0.0' for '0.00': canonical labels, the humans' conditions
-    assert set(t["condition"]) == set(geirhos.read_geirhos("noise")["condition"])
+    assert set(t["condition"]) == set(reader.read_geirhos("noise")["condition"])
     for test, why in (
         ("rotation", "not a visual degradation"),
         ("salt-and-pepper-png", "no human"),
     ):
         with pytest.raises(HumanDataError, match=why):
             trained.read_trained(test)
-    humans = geirhos.read_geirhos("noise")
+    humans = reader.read_geirhos("noise")
     cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
     settings = {"n_boot": 4, "min_count": 3, "n_folds": 2}
     seed = stages.reference_seed(0, "geirhos2018-noise")
     est_h = human_estimates(
         humans, cdv, settings, seed, anchor="zero-condition", properties=("accuracy",)
-    )["accuracy"]
+    ).curves["accuracy"]
     table = trained.trained_vs_humans({"noise": cdv}, {"noise": est_h}, settings, {"noise": seed})
     assert tuple(table.columns) == trained.TABLE_COLUMNS
     assert table["test"].tolist() == ["noise-png"] * 9
@@ -167,10 +170,10 @@ def test_plan_lists_the_geirhos_tables_and_figures():
 
 
 def test_error_consistency_per_condition(tmp_path):
-    from vcrbench.humans import error_consistency as ec
     from vcrbench.humans import stages
+    from vcrbench.humans.geirhos import error_consistency as ec
 
-    humans = geirhos.read_geirhos("noise")
+    humans = reader.read_geirhos("noise")
     cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
     cdv_path = tmp_path / "c.parquet"
     cdv.to_parquet(cdv_path)
@@ -187,8 +190,20 @@ def test_error_consistency_per_condition(tmp_path):
     # κ recomputed from the counts of one condition
     row = res.iloc[0]
     g = pairs[pairs.condition_label.astype(str) == row.condition]
-    k = gd.error_consistency(g.correct_a.to_numpy(), g.correct_b.to_numpy())
-    assert (row.n_pairs, row.kappa) == (k["n"], pytest.approx(k["kappa"]))
+    k = error_consistency(g.correct_a.to_numpy(), g.correct_b.to_numpy())
+    assert (row.n_pairs, row.kappa_pooled) == (k["n"], pytest.approx(k["kappa"]))
+    # the published convention: each human's κ with the network, then their mean
+    per_human = [
+        error_consistency(h.correct_a.to_numpy(), h.correct_b.to_numpy())
+        for _, h in g.groupby("human")
+    ]
+    assert row.kappa_pair_mean == pytest.approx(np.mean([r["kappa"] for r in per_human]))
+    assert row.n_humans == len(per_human)
+    assert (row.pair_trials_min, row.pair_trials_max) == (
+        min(r["n"] for r in per_human),
+        max(r["n"] for r in per_human),
+    )
+    assert (table.pair_trials_max <= 12).all()  # pairs share few trials: pooling is the stable κ
     # conditions in order of their median Δv, each with its bin
     assert res.dv_median.is_monotonic_increasing
     assert (res["bin"] == np.floor(res.dv_median * 39)).all()

@@ -8,15 +8,15 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench.humans.geirhos_data.experiments import (
+from vcrbench.humans.geirhos.experiments import (
     COLLECTIONS,
     NO_ANSWER,
     PRETRAINED_NETWORKS,
     RULES,
     _check_collection,
 )
-from vcrbench.humans.geirhos_data.store import _strings, load
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.geirhos.store import _strings, load
+from vcrbench.humans.trial_schema import HumanDataError
 
 #: The release this copy was made from.
 

@@ -23,8 +23,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench.humans import geirhos_data as gd
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans import geirhos as gd
+from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.kappa import error_consistency
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -376,48 +377,7 @@ def test_error_consistency_repository_numbers(acc):
     assert (cr.accuracy.min(), cr.accuracy.max()) == (0.8734375, 0.89375)
 
 
-# --------------------------------------------------------------------------- error consistency
-
-
-def test_error_consistency_hand_computed():
-    a = [1, 1, 1, 0, 0, 0, 1, 0]
-    b = [1, 1, 0, 0, 1, 0, 1, 1]
-    # p_a = 1/2, p_b = 5/8: c_exp = 1/2; agreement on 5 of 8: c_obs = 5/8; κ = (5/8-1/2)/(1/2)
-    r = gd.error_consistency(a, b)
-    assert r == {"kappa": 0.25, "c_obs": 0.625, "c_exp": 0.5, "n": 8, "p_a": 0.5, "p_b": 0.625}
-    assert gd.error_consistency(a, [1 - x for x in a])["kappa"] == -1.0
-    assert gd.error_consistency(b, a)["kappa"] == 0.25
-
-
-def test_error_consistency_identical_and_degenerate():
-    rng = np.random.default_rng(0)
-    for p in (0.1, 0.5, 0.9):
-        x = rng.random(500) < p
-        r = gd.error_consistency(x, x)
-        assert r["kappa"] == 1.0 and r["c_obs"] == 1.0 and r["c_exp"] < 1
-    # c_exp = 1 (both always right, or both always wrong): κ defined as 1
-    for v in (True, False):
-        r = gd.error_consistency([v] * 5, [v] * 5)
-        assert r["c_exp"] == 1.0 and r["kappa"] == 1.0
-    # one always right, the other always wrong: c_exp = c_obs = 0, κ = 0
-    assert gd.error_consistency([True] * 4, [False] * 4)["kappa"] == 0.0
-    with pytest.raises(ValueError, match="equal length"):
-        gd.error_consistency([True], [True, False])
-    with pytest.raises(ValueError, match="zero trials"):
-        gd.error_consistency([], [])
-    with pytest.raises(ValueError, match="booleans"):
-        gd.error_consistency([0.5], [1])
-
-
-def test_error_consistency_of_independent_observers_is_near_zero():
-    rng = np.random.default_rng(1)
-    kappas = []
-    for pa, pb in ((0.5, 0.5), (0.8, 0.3), (0.95, 0.6)):
-        a, b = rng.random(40_000) < pa, rng.random(40_000) < pb
-        r = gd.error_consistency(a, b)
-        assert r["c_exp"] == pytest.approx(pa * pb + (1 - pa) * (1 - pb), abs=0.01)
-        kappas.append(r["kappa"])
-    assert np.abs(kappas).max() < 0.02
+# --------------------------------------------------------------------------- pairing
 
 
 def test_stimulus_pairing():
@@ -430,10 +390,10 @@ def test_stimulus_pairing():
     # `specialised` is a renamed copy of the network trained on the experiment's distortion
     s = gd.paired_trials("noise-png", "specialised", "sixteen03--uniform-noise-multiple")
     assert len(s) == 8960 and (s.response_a == s.response_b).all()
-    assert gd.error_consistency(s.correct_a, s.correct_b)["kappa"] == 1.0
+    assert error_consistency(s.correct_a, s.correct_b)["kappa"] == 1.0
     # an observer against itself
     r = gd.paired_trials("lowpass", "subject-04", "subject-04")
-    assert len(r) == 1280 and gd.error_consistency(r.correct_a, r.correct_b)["kappa"] == 1.0
+    assert len(r) == 1280 and error_consistency(r.correct_a, r.correct_b)["kappa"] == 1.0
     # humans: subject-02 and subject-03 saw the same stimuli in colour and false-colour
     assert len(gd.paired_trials("colour", "subject-02", "subject-03")) == 1280
     assert len(gd.paired_trials("false-colour", "subject-02", "subject-03")) == 1120
@@ -465,7 +425,7 @@ def test_colour_human_error_consistency():
     # paper shows human-human κ of these data only in figures): counts from the trials.
     p = gd.paired_trials("colour", "subject-02", "subject-03")
     cr = p[p.condition_label == "cr"]
-    r = gd.error_consistency(cr.correct_a, cr.correct_b)
+    r = error_consistency(cr.correct_a, cr.correct_b)
     assert (r["n"], r["p_a"], r["p_b"], r["c_obs"]) == (640, 568 / 640, 559 / 640, 555 / 640)
     c_exp = (568 * 559 + 72 * 81) / 640**2
     assert r["c_exp"] == pytest.approx(c_exp, abs=1e-15)

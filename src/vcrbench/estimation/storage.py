@@ -5,11 +5,14 @@ rows of several estimates stacked with leading key columns: a model's folder
 (``results/estimates/{model}/{corruption}``) keys them by ``label_space, property`` and keeps the
 bins and curves; a human reference's (``results/humans/{reference}``) keys them by ``property``
 and keeps all four tables, so that its :class:`~vcrbench.estimation.Estimate` objects, bootstrap
-replicates included, can be rebuilt for paired comparisons.
+replicates included, can be rebuilt for paired comparisons. A human reference's folder is read as
+one :class:`HumanEstimate` (:func:`read_human_estimate`): its curves, how the accuracy curve's
+s(0) was set, and the Δv range where the reference has data, from extra columns of its summary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +21,7 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.estimation.estimate import Estimate
-from vcrbench.vocab import ESTIMATE_TABLES
+from vcrbench.vocab import ESTIMATE_TABLES, PROPERTY_NAMES
 
 
 def _table(est: Estimate, table: str) -> pd.DataFrame:
@@ -104,3 +107,70 @@ def read_estimates(out_dir: str | os.PathLike, keys: Sequence[str]) -> dict[tupl
             rows["bins"], rows["curves"], rows["summary"], rows["replicates"]
         )
     return out
+
+
+# --------------------------------------------------------------------------- human references
+
+#: How the consistency curve's s(0) is set (an unchanged image is the same decision).
+CONSISTENCY_ANCHOR = "1 (unchanged image)"
+
+
+@dataclasses.dataclass(frozen=True)
+class HumanEstimate:
+    """The estimates of one human reference.
+
+    ``curves``: one :class:`Estimate` per property (``accuracy``, and ``consistency`` where clean
+    answers exist), in :data:`~vcrbench.vocab.PROPERTY_NAMES` order; ``anchor``: how the accuracy
+    curve's s(0) was set (None without an accuracy curve); ``support``: property ->
+    ``(lo, hi, rule)``, the Δv range where the reference has data (empty for a folder written
+    before supports existed).
+    """
+
+    curves: dict[str, Estimate]
+    anchor: str | None = None
+    support: dict[str, tuple[float, float, str]] = dataclasses.field(default_factory=dict)
+
+    def support_range(self, prop: str) -> tuple[float, float]:
+        """``(lo, hi)`` of ``prop``'s support; all of [0, 1] where the folder records none."""
+        if prop not in self.support:
+            return 0.0, 1.0
+        lo, hi, _ = self.support[prop]
+        return lo, hi
+
+
+def write_human_estimate(
+    estimate: HumanEstimate, out_dir: str | os.PathLike, metadata: Mapping | None = None
+) -> dict[str, Path]:
+    """Write a :class:`HumanEstimate` as ``{bins,curves,summary,replicates}.parquet`` in
+    ``out_dir`` (:func:`write_estimates` keyed by ``property``); the summary also says how each
+    curve's anchor was set (``anchor``) and its support (``dv_lo, dv_hi, support_rule``)."""
+    props = [p for p in PROPERTY_NAMES if p in estimate.curves]
+    extra = {}
+    for p in props:
+        how = estimate.anchor if p == "accuracy" and estimate.anchor is not None else None
+        row: dict = {"anchor": CONSISTENCY_ANCHOR if how is None else how}
+        if p in estimate.support:
+            lo, hi, rule = estimate.support[p]
+            row.update({"dv_lo": lo, "dv_hi": hi, "support_rule": rule})
+        extra[(p,)] = row
+    chosen = {(p,): estimate.curves[p] for p in props}
+    return write_estimates(
+        chosen, out_dir, keys=["property"], summary_extra=extra, metadata=metadata
+    )
+
+
+def read_human_estimate(out_dir: str | os.PathLike) -> HumanEstimate:
+    """Inverse of :func:`write_human_estimate`."""
+    curves = {key[0]: est for key, est in read_estimates(out_dir, ["property"]).items()}
+    summary = read_estimate_tables(out_dir, ["summary"])["summary"]
+    accuracy = summary[summary["property"] == "accuracy"]
+    anchor = None
+    if len(accuracy) and "anchor" in accuracy:
+        anchor = str(accuracy["anchor"].iloc[0])
+    support = {}
+    if {"dv_lo", "dv_hi"} <= set(summary.columns):
+        support = {
+            str(row.property): (float(row.dv_lo), float(row.dv_hi), str(row.support_rule))
+            for row in summary.itertuples()
+        }
+    return HumanEstimate(curves=curves, anchor=anchor, support=support)

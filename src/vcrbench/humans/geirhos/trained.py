@@ -22,9 +22,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from vcrbench.humans import geirhos_data as gd
+from vcrbench import schema as config_schema
+from vcrbench.humans import geirhos as gd
 from vcrbench.humans.curves import dv_support, human_estimates
-from vcrbench.humans.schema import HumanDataError, validate_trials
+from vcrbench.humans.trial_schema import HumanDataError, validate_trials
 
 #: Test experiment of the trained networks -> the lab experiment whose humans it is compared with.
 HUMAN_EXPERIMENT = {
@@ -81,12 +82,12 @@ def read_trained(test: str, networks: list[str] | None = None) -> pd.DataFrame:
     ``condition`` its condition string (the release's ``specialised`` copies print ``1.0`` for
     ``1``: canonical labels here), so the trials are placed through the humans' conditions.
     """
-    from vcrbench.humans import geirhos
+    from vcrbench.humans.geirhos import reader
 
     if test not in HUMAN_EXPERIMENT:
         why = LEFT_OUT.get(test, "not a test experiment of the trained networks")
         raise HumanDataError(f"trained-network test {test!r} cannot be placed: {why}")
-    human = geirhos.experiment(HUMAN_EXPERIMENT[test])
+    human = reader.experiment(HUMAN_EXPERIMENT[test])
     df = gd.load("trained", test, networks)
     info = gd.experiment_info(test, "trained")
     labels = df["condition_label"].astype(str)
@@ -128,7 +129,8 @@ def trained_vs_humans(
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.metrics import compare
 
-    level = float(settings.get("level", 0.95))
+    settings = config_schema.validate_block("estimation", settings)
+    level = float(settings["level"])
     weighting = settings.get("weighting")
     rows = []
     for test, human_exp in HUMAN_EXPERIMENT.items():
@@ -148,7 +150,7 @@ def trained_vs_humans(
             est_m = human_estimates(
                 t, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-trained-{test}-{net}",
-            )["accuracy"]  # fmt: skip
+            ).curves["accuracy"]  # fmt: skip
             results[net] = compare(est_h, est_m, level=level, weighting=weighting, support=(lo, hi))
         # (B, 2) HMRI and MRSI of the paired replicates, for the change against the baseline
         reps = {

@@ -2,7 +2,7 @@
 
 Geirhos, Temme, Rauber, Schütt, Bethge, Wichmann: *Generalisation in humans and deep neural
 networks*, NeurIPS 2018; data CC-BY-4.0 (``vcrbench/data/geirhos2018/``, licence and citation in
-its README), read from the compact copy (:mod:`vcrbench.humans.geirhos_data`), which gives back
+its README), read from the compact copy (:mod:`vcrbench.humans.geirhos`), which gives back
 each release CSV exactly. One CSV per observer and session with columns
 ``subj, session, trial, rt, object_response, category, condition, imagename``; the DNN files add
 entropy/probability columns. ``object_response`` is ``na`` where a human gave no answer: that trial
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench.humans import geirhos_data as gd
-from vcrbench.humans.schema import HumanDataError, correct, validate_trials
+from vcrbench.humans import geirhos as gd
+from vcrbench.humans.trial_schema import HumanDataError, correct, validate_trials
 
 #: Networks of the release (TensorFlow-Slim ImageNet weights, 16-class decision by summed softmax).
 DNN_OBSERVERS = gd.PRETRAINED_NETWORKS
@@ -124,7 +124,7 @@ def csv_files(
     """The CSV files of one experiment, for ``observers`` 'humans' or 'dnns' (sorted).
 
     Without ``root``, the names of the files in the shipped compact copy
-    (:mod:`vcrbench.humans.geirhos_data`), as paths relative to its folder; with ``root``, the
+    (:mod:`vcrbench.humans.geirhos`), as paths relative to its folder; with ``root``, the
     CSV files in ``root/{experiment}-experiment/`` (a downloaded release).
     """
     if observers not in ("humans", "dnns"):
@@ -198,7 +198,7 @@ def read_geirhos(
     Returns
     -------
     DataFrame
-        :mod:`~vcrbench.humans.schema` columns; ``participant`` is the observer, ``image_id`` the
+        :mod:`~vcrbench.humans.trial_schema` columns; ``participant`` is the observer, ``image_id`` the
         ImageNet source image (``n04111531_5828``), ``condition`` the CSV's condition string,
         ``param.<width|sigma>`` its value, ``clean_response`` not recorded (Geirhos never showed
         an observer the same image twice). Rows are in file order.

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from vcrbench.humans.geirhos_data.experiments import (
+from vcrbench.humans.geirhos.experiments import (
     _IMAGE_ID_RE,
     CSV_COLUMNS,
     DNN_COLUMNS,
@@ -26,7 +26,7 @@ from vcrbench.humans.geirhos_data.experiments import (
     _check_collection,
     experiment_info,
 )
-from vcrbench.humans.schema import HumanDataError
+from vcrbench.humans.trial_schema import HumanDataError
 
 #: The release this copy was made from.
 

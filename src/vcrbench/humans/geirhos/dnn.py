@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from vcrbench.humans import geirhos
+from vcrbench import schema as config_schema
 from vcrbench.humans.curves import human_estimates
+from vcrbench.humans.geirhos import reader
 
 TABLE_COLUMNS = (
     "experiment", "corruption", "network", "A_h", "A_h_lo", "A_h_hi", "R", "R_lo", "R_hi",
@@ -31,7 +32,7 @@ def dnn_vs_humans(
     settings: Mapping | None = None,
     seed: int = 0,
     *,
-    networks: Sequence[str] = geirhos.DNN_OBSERVERS,
+    networks: Sequence[str] = reader.DNN_OBSERVERS,
     anchor: float | str = "full-signal",
     placement: str = "draw",
     dnn_aggregation: str = "mean",
@@ -51,13 +52,13 @@ def dnn_vs_humans(
     seed : int
         Root seed (placement draws are shared by humans and networks of one experiment).
     networks : sequence
-        Which of :data:`~vcrbench.humans.geirhos.DNN_OBSERVERS`.
+        Which of :data:`~vcrbench.humans.geirhos.reader.DNN_OBSERVERS`.
     anchor, placement
         As for :func:`~vcrbench.humans.curves.human_estimates`, for humans and networks alike;
         ``"full-signal"`` (default) anchors each by its own answers on the unmanipulated colour
-        images (:func:`~vcrbench.humans.geirhos.full_signal_trials`).
+        images (:func:`~vcrbench.humans.geirhos.reader.full_signal_trials`).
     dnn_aggregation : {'mean', 'sum'}
-        The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.read_geirhos`).
+        The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`).
     humans : mapping, optional
         Experiment -> the human accuracy :class:`~vcrbench.estimation.Estimate` already fitted
         (the workflow's reference curve, made with the same ``seed``, settings, anchor and
@@ -75,29 +76,29 @@ def dnn_vs_humans(
     """
     from vcrbench.metrics import compare
 
-    settings = dict(settings or {})
-    level = float(settings.get("level", 0.95))
+    settings = config_schema.validate_block("estimation", settings)
+    level = float(settings["level"])
     full = anchor == "full-signal"
     nets_full = (
-        geirhos.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
+        reader.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
         if full
         else None
     )
     rows = []
     for experiment, cdv in conditions.items():
-        exp = geirhos.experiment(experiment)
+        exp = reader.experiment(experiment)
         est_h = (humans or {}).get(experiment)
         support = (supports or {}).get(experiment)
         if est_h is None or support is None:
             fitted = human_estimates(
-                geirhos.read_geirhos(experiment, "humans"), cdv, settings, seed, anchor=anchor,
+                reader.read_geirhos(experiment, "humans"), cdv, settings, seed, anchor=anchor,
                 placement=placement, properties=("accuracy",), name=f"geirhos-{experiment}-humans",
-                full_signal=geirhos.full_signal_trials("humans") if full else None,
+                full_signal=reader.full_signal_trials("humans") if full else None,
             )  # fmt: skip
-            est_h = fitted["accuracy"] if est_h is None else est_h
-            support = fitted["support"]["accuracy"] if support is None else support
+            est_h = fitted.curves["accuracy"] if est_h is None else est_h
+            support = fitted.support["accuracy"] if support is None else support
         dv_range = None if metric_range == "full" else (support[0], support[1])
-        all_nets = geirhos.read_geirhos(
+        all_nets = reader.read_geirhos(
             experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
         )
         for net in networks:
@@ -109,7 +110,7 @@ def dnn_vs_humans(
                 trials, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
                 properties=("accuracy",), name=f"geirhos-{experiment}-{net}",
                 full_signal=net_full,
-            )["accuracy"]  # fmt: skip
+            ).curves["accuracy"]  # fmt: skip
             res = compare(
                 est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range
             )

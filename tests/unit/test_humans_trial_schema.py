@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from vcrbench import io
-from vcrbench.humans import schema
-from vcrbench.humans.schema import NO_ANSWER, NOT_RECORDED, HumanDataError, read_trials
+from vcrbench.humans import trial_schema
+from vcrbench.humans.trial_schema import NO_ANSWER, NOT_RECORDED, HumanDataError, read_trials
 
-CLASSES = schema.classes16()
+CLASSES = trial_schema.classes16()
 
 
 def write_csv(path, text):
@@ -36,7 +36,7 @@ def test_classes16_is_the_geirhos_list():
 
 def test_read_canonical_csv(tmp_path):
     t = read_trials(write_csv(tmp_path / "t.csv", GOOD))
-    assert list(t.columns[:8]) == list(schema.TRIAL_COLUMNS)
+    assert list(t.columns[:8]) == list(trial_schema.TRIAL_COLUMNS)
     assert t["label"].tolist() == [
         CLASSES.index("dog"),
         CLASSES.index("cat"),
@@ -48,8 +48,8 @@ def test_read_canonical_csv(tmp_path):
     assert t["clean_response"].tolist() == [CLASSES.index("dog"), NOT_RECORDED, NO_ANSWER, 4]
     assert t["param.width"].tolist() == [0.35, 0.35, 0.1, 0.1]
     assert np.isnan(t["dv"]).all()
-    assert schema.correct(t).tolist() == [True, False, False, True]
-    cons, has = schema.consistent(t)
+    assert trial_schema.correct(t).tolist() == [True, False, False, True]
+    cons, has = trial_schema.consistent(t)
     assert has.tolist() == [True, False, True, True]
     assert cons.tolist() == [True, False, False, False]
 
@@ -65,7 +65,7 @@ def test_no_answer_never_correct_even_if_label_were_minus_one():
             "dv": [0.2],
         }  # fmt: skip
     )
-    assert not schema.correct(schema.validate_trials(t)).any()
+    assert not trial_schema.correct(trial_schema.validate_trials(t)).any()
 
 
 def test_parquet_roundtrip(tmp_path):
@@ -150,8 +150,8 @@ def test_vcr_export(tmp_path):
     assert t["clean_response"].tolist() == [CLASSES.index(c) for c in ("dog", "cat", "truck")]
     # without participant/image columns every row is its own participant and image
     assert t["participant"].tolist() == ["row-1", "row-2", "row-3"]
-    assert schema.correct(t).tolist() == [True, False, False]
-    cons, has = schema.consistent(t)
+    assert trial_schema.correct(t).tolist() == [True, False, False]
+    cons, has = trial_schema.consistent(t)
     assert has.all() and cons.tolist() == [True, False, False]
 
 
@@ -168,5 +168,5 @@ def test_vcr_export_keeps_participants_and_names_its_columns(tmp_path):
 
 
 def test_corruption_key():
-    assert schema.corruption_key(" Hue Saturation Value ") == "hue_saturation_value"
-    assert schema.corruption_key("Color-Jitter") == "color_jitter"
+    assert trial_schema.corruption_key(" Hue Saturation Value ") == "hue_saturation_value"
+    assert trial_schema.corruption_key("Color-Jitter") == "color_jitter"

@@ -70,6 +70,20 @@ class Plan:
         """Figure formats written beside the PNG the report shows."""
         return [f for f in self.figure_options["formats"] if f != "png"]
 
+    def setting(self, key: str):
+        """One validated config value by its dotted key (``"sampling.shard_size"``), as the config
+        gives it: how rules read a single setting."""
+        value = self.config
+        for part in key.split("."):
+            value = value[part]
+        return value
+
+    @property
+    def geirhos_reference_entries(self) -> dict:
+        """The config entries of the Geirhos references in use, ``{reference: entry}``."""
+        entries = self.config["humans"]["references"]
+        return {r: entries[r] for r in self.geirhos_references}
+
     def section(self, name: str) -> dict:
         """A config block with its keys sorted (a rule's params: reordered keys rerun nothing)."""
         return canonical(self.config[name])

@@ -3,12 +3,13 @@ writes, and the next run redoes that stage's jobs and everything that reads thei
 nothing else.
 
 Every job gets its stage's version as the param ``version`` (:func:`stage` of its rule, set for
-every rule at once by ``rules/common.smk``'s ``add_job_defaults``); Snakemake reruns a job whose params changed (its ``params`` rerun trigger, on by default), and
-the jobs downstream of it since their inputs are then newer. A stage is a rule, except those of
-:data:`SAME_STAGE`: ``predict`` (the three prediction rules, one computation), and the training
-set's ``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
-evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every output's provenance record
-(``stage_version``, :mod:`vcrbench.provenance`).
+every rule at once by ``add_job_defaults`` in ``rules/common.smk``); Snakemake reruns a job whose
+params changed (its ``params`` rerun trigger, on by default), and the jobs downstream of it since
+their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAGE`: ``predict``
+(the three prediction rules, one computation), and the training set's
+``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
+evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every
+output's provenance record (``stage_version``, :mod:`vcrbench.provenance`).
 """
 
 from __future__ import annotations

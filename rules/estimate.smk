@@ -12,22 +12,15 @@ rule estimate_curves:
         curves=paths.MODEL_CURVES,
         metrics=paths.MODEL_METRICS,
         replicates=paths.MODEL_REPLICATES,
-    log:
-        paths.log("estimate_curves", "{model}/{corruption}"),
-    benchmark:
-        paths.benchmark("estimate_curves", "{model}/{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("estimate_curves"),
     params:
-        version=PLAN.version("estimate_curves"),
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
+        seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
-        metric_range=config["humans"]["metric_range"],
-        scenario_level=config["humans"]["scenario_level"],
+        metric_range=PLAN.setting("humans.metric_range"),
+        scenario_level=PLAN.setting("humans.scenario_level"),
         zero_shot=PLAN.zero_shot,
     script:
         "../workflow/scripts/estimate_curves.py"
@@ -50,18 +43,11 @@ rule zero_shot_tables:
             caption="../report/zero_shot_transitions.rst",
             category="Tables",
         ),
-    log:
-        paths.log("zero_shot_tables", "zero_shot_tables"),
-    benchmark:
-        paths.benchmark("zero_shot_tables", "zero_shot_tables")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("zero_shot_tables"),
     params:
-        version=PLAN.version("zero_shot_tables"),
         settings=PLAN.zero_shot_tables_settings(),
-        n_bins=config["estimation"]["bins"],
+        n_bins=PLAN.setting("estimation.bins"),
     script:
         "../workflow/scripts/zero_shot_tables.py"
 
@@ -75,16 +61,8 @@ rule collect_metrics:
             caption="../report/vcr_metrics.rst",
             category="Tables",
         ),
-    log:
-        paths.log("collect_metrics", "collect_metrics"),
-    benchmark:
-        paths.benchmark("collect_metrics", "collect_metrics")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("collect_metrics"),
-    params:
-        version=PLAN.version("collect_metrics"),
     script:
         "../workflow/scripts/collect_metrics.py"
 
@@ -98,16 +76,9 @@ rule model_differences:
             caption="../report/model_differences.rst",
             category="Tables",
         ),
-    log:
-        paths.log("model_differences", "model_differences"),
-    benchmark:
-        paths.benchmark("model_differences", "model_differences")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("model_differences"),
     params:
-        version=PLAN.version("model_differences"),
         relations=PLAN.retrained_pairs,
     script:
         "../workflow/scripts/model_differences.py"
@@ -124,22 +95,15 @@ rule defense_table:
             category="Tables",
             labels={"table": "defenses"},
         ),
-    log:
-        paths.log("defense_table", "defense_table"),
-    benchmark:
-        paths.benchmark("defense_table", "defense_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("defense_table"),
     params:
-        version=PLAN.version("defense_table"),
         pairs=PLAN.defense_pairs,
         defenses=PLAN.defense_labels(),
         predictions=PLAN.defense_predictions(),
         clean=PLAN.defense_clean(),
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
+        seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/defense_table.py"
@@ -154,18 +118,11 @@ rule model_error_consistency:
             caption="../report/model_error_consistency.rst",
             category="Tables",
         ),
-    log:
-        paths.log("model_error_consistency", "model_error_consistency"),
-    benchmark:
-        paths.benchmark("model_error_consistency", "model_error_consistency")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("model_error_consistency"),
     params:
-        version=PLAN.version("model_error_consistency"),
-        n_bins=config["estimation"]["bins"],
-        label_spaces=config["estimation"]["label_spaces"],
+        n_bins=PLAN.setting("estimation.bins"),
+        label_spaces=PLAN.setting("estimation.label_spaces"),
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/model_error_consistency.py"

@@ -19,16 +19,9 @@ rule imagenet_c_accuracy:
             category="Tables",
             labels={"table": "ImageNet-C accuracy"},
         ),
-    log:
-        paths.log("imagenet_c_accuracy", "imagenet_c_accuracy"),
-    benchmark:
-        paths.benchmark("imagenet_c_accuracy", "imagenet_c_accuracy")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_accuracy"),
     params:
-        version=PLAN.version("imagenet_c_accuracy"),
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
@@ -69,16 +62,9 @@ rule paper_tables:
             name=[f"leaderboard/{c}" for c in PLAN.corruptions],
             ext=["md", "tex"],
         ),
-    log:
-        paths.log("paper_tables", "paper_tables"),
-    benchmark:
-        paths.benchmark("paper_tables", "paper_tables")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("paper_tables"),
     params:
-        version=PLAN.version("paper_tables"),
         corruptions=PLAN.corruptions,
         families=PLAN.families,
         label_space=FIGURES["label_space"],
@@ -101,16 +87,9 @@ rule retraining_table:
             labels={"table": "Table 3: before and after retraining"},
         ),
         multiext(f"{paths.PAPER_TABLES}/table3_retraining", ".md", ".tex"),
-    log:
-        paths.log("retraining_table", "retraining_table"),
-    benchmark:
-        paths.benchmark("retraining_table", "retraining_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("retraining_table"),
     params:
-        version=PLAN.version("retraining_table"),
         pairs=PLAN.retrained_pairs,
         trained_on=PLAN.retrained_corruptions,
         corruptions=PLAN.corruptions,
@@ -134,19 +113,12 @@ rule human_similarity:
             labels={"table": "pairwise similarity tests"},
         ),
         classes=paths.HUMAN_SIMILARITY_CLASSES,
-    log:
-        paths.log("human_similarity", "human_similarity"),
-    benchmark:
-        paths.benchmark("human_similarity", "human_similarity")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("human_similarity"),
     params:
-        version=PLAN.version("human_similarity"),
         info=PLAN.reference_info,
-        level=config["estimation"]["similarity_level"],
-        band=config["estimation"]["similarity_band"],
+        level=PLAN.setting("estimation.similarity_level"),
+        band=PLAN.setting("estimation.similarity_band"),
     script:
         "../workflow/scripts/human_similarity.py"
 
@@ -167,16 +139,9 @@ rule plot_curves:
             labels={"corruption": "{corruption}", "figure": "curves s_a, s_p"},
         ),
         paths.figures("curves", PLAN.extra_formats),
-    log:
-        paths.log("plot_curves", "{corruption}"),
-    benchmark:
-        paths.benchmark("plot_curves", "{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_curves"),
     params:
-        version=PLAN.version("plot_curves"),
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
@@ -197,16 +162,9 @@ rule plot_hmri_mrsi:
             labels={"corruption": "{corruption}", "figure": "HMRI and MRSI"},
         ),
         paths.figures("hmri_mrsi", PLAN.extra_formats),
-    log:
-        paths.log("plot_hmri_mrsi", "{corruption}"),
-    benchmark:
-        paths.benchmark("plot_hmri_mrsi", "{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_hmri_mrsi"),
     params:
-        version=PLAN.version("plot_hmri_mrsi"),
         families=PLAN.families,
         style=FIGURES,
     script:
@@ -226,16 +184,9 @@ rule plot_dv_histograms:
             labels={"corruption": "{corruption}", "figure": "Δv histograms"},
         ),
         paths.figures("dv_histograms", PLAN.extra_formats),
-    log:
-        paths.log("plot_dv_histograms", "{corruption}"),
-    benchmark:
-        paths.benchmark("plot_dv_histograms", "{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_dv_histograms"),
     params:
-        version=PLAN.version("plot_dv_histograms"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_dv_histograms.py"
@@ -257,16 +208,9 @@ rule plot_imagenet_c_vs_vcr:
             },
         ),
         paths.figures("imagenet_c_vs_vcr", PLAN.extra_formats),
-    log:
-        paths.log("plot_imagenet_c_vs_vcr", "{corruption}"),
-    benchmark:
-        paths.benchmark("plot_imagenet_c_vs_vcr", "{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_imagenet_c_vs_vcr"),
     params:
-        version=PLAN.version("plot_imagenet_c_vs_vcr"),
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
@@ -287,19 +231,12 @@ rule plot_human_similarity:
             labels={"figure": "human curves, similar and dissimilar corruptions"},
         ),
         expand(paths.HUMAN_SIMILARITY_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_human_similarity", "plot_human_similarity"),
-    benchmark:
-        paths.benchmark("plot_human_similarity", "plot_human_similarity")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_human_similarity"),
     params:
-        version=PLAN.version("plot_human_similarity"),
         info=PLAN.reference_info,
-        level=config["estimation"]["similarity_level"],
-        band=config["estimation"]["similarity_band"],
+        level=PLAN.setting("estimation.similarity_level"),
+        band=PLAN.setting("estimation.similarity_band"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_human_similarity.py"
@@ -307,7 +244,7 @@ rule plot_human_similarity:
 
 rule plot_geirhos_dnn:
     input:
-        paths.GEIRHOS_DNN_TABLE,
+        rules.geirhos_dnn_table.output[0],
     output:
         report(
             paths.GEIRHOS_DNN_FIGURE.format(ext="png"),
@@ -317,24 +254,18 @@ rule plot_geirhos_dnn:
             labels={"figure": "HMRI/MRSI of GoogLeNet, ResNet-152, VGG-19 vs. humans"},
         ),
         expand(paths.GEIRHOS_DNN_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
-    benchmark:
-        paths.benchmark("plot_geirhos_dnn", "plot_geirhos_dnn")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_geirhos_dnn"),
     params:
-        version=PLAN.version("plot_geirhos_dnn"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
 
 
-rule plot_geirhos_trained:
+# The same script draws these from their tables (it dispatches on the rule's name).
+use rule plot_geirhos_dnn as plot_geirhos_trained with:
     input:
-        paths.GEIRHOS_TRAINED_TABLE,
+        rules.geirhos_trained_table.output[0],
     output:
         report(
             paths.GEIRHOS_TRAINED_FIGURE.format(ext="png"),
@@ -344,24 +275,13 @@ rule plot_geirhos_trained:
             labels={"figure": "trained networks: HMRI train x test"},
         ),
         expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
-    benchmark:
-        paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_geirhos_trained"),
-    params:
-        version=PLAN.version("plot_geirhos_trained"),
-        style=FIGURES,
-    script:
-        "../workflow/scripts/plot_geirhos_dnn.py"
 
 
-rule plot_geirhos_consistency:
+use rule plot_geirhos_dnn as plot_geirhos_consistency with:
     input:
-        paths.GEIRHOS_CONSISTENCY,
+        rules.geirhos_error_consistency.output[0],
     output:
         report(
             paths.GEIRHOS_CONSISTENCY_FIGURE.format(ext="png"),
@@ -371,32 +291,13 @@ rule plot_geirhos_consistency:
             labels={"figure": "error consistency with the humans vs dv"},
         ),
         expand(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
-    benchmark:
-        paths.benchmark("plot_geirhos_consistency", "plot_geirhos_consistency")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_geirhos_consistency"),
-    params:
-        version=PLAN.version("plot_geirhos_consistency"),
-        style=FIGURES,
-    script:
-        "../workflow/scripts/plot_geirhos_dnn.py"
 
 
-# --------------------------------------------------------------------------- target
-
-
-rule paper_figures:
+use rule plot_geirhos_dnn as plot_model_consistency with:
     input:
-        PLAN.figure_targets,
-
-
-rule plot_model_consistency:
-    input:
-        paths.MODEL_CONSISTENCY,
+        rules.model_error_consistency.output[0],
     output:
         report(
             paths.MODEL_CONSISTENCY_FIGURE.format(ext="png"),
@@ -405,24 +306,13 @@ rule plot_model_consistency:
             labels={"figure": "error consistency between models vs dv"},
         ),
         expand(paths.MODEL_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_model_consistency", "plot_model_consistency"),
-    benchmark:
-        paths.benchmark("plot_model_consistency", "plot_model_consistency")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_model_consistency"),
-    params:
-        version=PLAN.version("plot_model_consistency"),
-        style=FIGURES,
-    script:
-        "../workflow/scripts/plot_geirhos_dnn.py"
 
 
 rule plot_defenses:
     input:
-        paths.DEFENSES_TABLE,
+        rules.defense_table.output[0],
     output:
         report(
             paths.DEFENSES_FIGURE.format(ext="png"),
@@ -431,16 +321,17 @@ rule plot_defenses:
             labels={"figure": "defenses against the undefended models"},
         ),
         expand(paths.DEFENSES_FIGURE, ext=PLAN.extra_formats),
-    log:
-        paths.log("plot_defenses", "plot_defenses"),
-    benchmark:
-        paths.benchmark("plot_defenses", "plot_defenses")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_defenses"),
     params:
-        version=PLAN.version("plot_defenses"),
         style=FIGURES,
     script:
         "../workflow/scripts/plot_defenses.py"
+
+
+# --------------------------------------------------------------------------- target
+
+
+rule paper_figures:
+    input:
+        PLAN.figure_targets,

@@ -6,17 +6,10 @@ rule prepare_clean_set:
     output:
         images=paths.CLEAN_IMAGES,
         index=paths.CLEAN_INDEX,
-    log:
-        paths.log("prepare_clean_set", "clean_set"),
-    benchmark:
-        paths.benchmark("prepare_clean_set", "clean_set")
-    conda:
-        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("prepare_clean_set"),
     params:
-        version=PLAN.version("prepare_clean_set"),
         dataset=PLAN.section("dataset"),
     script:
         "../workflow/scripts/prepare_clean_set.py"
@@ -28,23 +21,16 @@ rule sample_manifest:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.MANIFEST,
-    log:
-        paths.log("sample_manifest", "{corruption}"),
-    benchmark:
-        paths.benchmark("sample_manifest", "{corruption}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("sample_manifest"),
     params:
-        version=PLAN.version("sample_manifest"),
         corruption=PLAN.corruption_options,
         n_samples=PLAN.n_samples,
-        shard_size=config["sampling"]["shard_size"],
-        mode=config["sampling"]["mode"],
+        shard_size=PLAN.setting("sampling.shard_size"),
+        mode=PLAN.setting("sampling.mode"),
         options=PLAN.section("sampling")["options"],
-        seed=config["seed"],
-        vif_variant=config["vif"]["variant"],
+        seed=PLAN.setting("seed"),
+        vif_variant=PLAN.setting("vif.variant"),
     script:
         "../workflow/scripts/sample_manifest.py"
 
@@ -56,18 +42,11 @@ rule generate_shard:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.SHARD,
-    log:
-        paths.log("generate_shard", "{corruption}/shard-{shard}"),
-    benchmark:
-        paths.benchmark("generate_shard", "{corruption}/shard-{shard}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("generate_shard"),
     params:
-        version=PLAN.version("generate_shard"),
         corruption=PLAN.corruption_options,
-        vif_variant=config["vif"]["variant"],
+        vif_variant=PLAN.setting("vif.variant"),
     script:
         "../workflow/scripts/generate_shard.py"
 
@@ -78,22 +57,15 @@ rule generate_imagenet_c:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.IMAGENET_C_SHARD,
-    log:
-        paths.log("generate_imagenet_c", "{corruption}/shard-{shard}"),
-    benchmark:
-        paths.benchmark("generate_imagenet_c", "{corruption}/shard-{shard}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("generate_imagenet_c"),
     params:
-        version=PLAN.version("generate_imagenet_c"),
         corruption=PLAN.corruption_options,
-        n_images=config["imagenet_c"]["n_images"],
-        shard_size=config["sampling"]["shard_size"],
+        n_images=PLAN.setting("imagenet_c.n_images"),
+        shard_size=PLAN.setting("sampling.shard_size"),
         n_shards=PLAN.imagenet_c_n_shards,
-        seed=config["seed"],
-        vif_variant=config["vif"]["variant"],
+        seed=PLAN.setting("seed"),
+        vif_variant=PLAN.setting("vif.variant"),
     script:
         "../workflow/scripts/generate_imagenet_c.py"
 
@@ -105,16 +77,9 @@ rule coverage_table:
     output:
         csv=paths.COVERAGE,
         histograms=paths.DV_HISTOGRAMS,
-    log:
-        paths.log("coverage_table", "coverage"),
-    benchmark:
-        paths.benchmark("coverage_table", "coverage")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("coverage_table"),
     params:
-        version=PLAN.version("coverage_table"),
         corruptions=PLAN.corruptions,
         coverage=PLAN.section("coverage"),
     script:

@@ -6,16 +6,9 @@
 rule ingest_human_reference:
     output:
         paths.HUMAN_TRIALS,
-    log:
-        paths.log("ingest_human_reference", "{reference}"),
-    benchmark:
-        paths.benchmark("ingest_human_reference", "{reference}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("ingest_human_reference"),
     params:
-        version=PLAN.version("ingest_human_reference"),
         entry=PLAN.reference_entry,
     script:
         "../workflow/scripts/ingest_human_reference.py"
@@ -28,18 +21,11 @@ rule map_human_conditions:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.HUMAN_CONDITIONS,
-    log:
-        paths.log("map_human_conditions", "{reference}"),
-    benchmark:
-        paths.benchmark("map_human_conditions", "{reference}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("map_human_conditions"),
     params:
-        version=PLAN.version("map_human_conditions"),
-        seed=config["seed"],
-        vif_variant=config["vif"]["variant"],
+        seed=PLAN.setting("seed"),
+        vif_variant=PLAN.setting("vif.variant"),
         mapping=PLAN.mapping_options,
         corruptions=PLAN.reference_corruption_options,
     script:
@@ -52,20 +38,13 @@ rule estimate_human_curves:
         conditions=rules.map_human_conditions.output[0],
     output:
         paths.human_estimates(),
-    log:
-        paths.log("estimate_human_curves", "{reference}"),
-    benchmark:
-        paths.benchmark("estimate_human_curves", "{reference}")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("estimate_human_curves"),
     params:
-        version=PLAN.version("estimate_human_curves"),
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
-        anchor=config["humans"]["anchor"],
-        placement=config["humans"]["placement"],
+        seed=PLAN.setting("seed"),
+        anchor=PLAN.setting("humans.anchor"),
+        placement=PLAN.setting("humans.placement"),
         entry=PLAN.reference_entry,
     script:
         "../workflow/scripts/estimate_human_curves.py"
@@ -81,24 +60,15 @@ rule geirhos_dnn_table:
             caption="../report/geirhos_dnn_vs_humans.rst",
             category="Tables",
         ),
-    log:
-        paths.log("geirhos_dnn_table", "geirhos_dnn_table"),
-    benchmark:
-        paths.benchmark("geirhos_dnn_table", "geirhos_dnn_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_dnn_table"),
     params:
-        version=PLAN.version("geirhos_dnn_table"),
-        references={
-            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
-        },
+        references=PLAN.geirhos_reference_entries,
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
-        anchor=config["humans"]["anchor"],
-        placement=config["humans"]["placement"],
-        metric_range=config["humans"]["metric_range"],
+        seed=PLAN.setting("seed"),
+        anchor=PLAN.setting("humans.anchor"),
+        placement=PLAN.setting("humans.placement"),
+        metric_range=PLAN.setting("humans.metric_range"),
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
 
@@ -110,50 +80,23 @@ rule geirhos_conditions_table:
             caption="../report/geirhos_conditions.rst",
             category="Tables",
         ),
-    log:
-        paths.log("geirhos_conditions_table", "geirhos_conditions_table"),
-    benchmark:
-        paths.benchmark("geirhos_conditions_table", "geirhos_conditions_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_conditions_table"),
-    params:
-        version=PLAN.version("geirhos_conditions_table"),
     script:
         "../workflow/scripts/geirhos_conditions_table.py"
 
 
-rule geirhos_trained_table:
-    input:
-        conditions=PLAN.reference_files(paths.HUMAN_CONDITIONS, PLAN.geirhos_references),
-        curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.geirhos_references),
+# The networks trained on distortions, train x test: the same inputs and script (which dispatches
+# on the rule's name).
+use rule geirhos_dnn_table as geirhos_trained_table with:
     output:
         report(
             paths.GEIRHOS_TRAINED_TABLE,
             caption="../report/geirhos_trained_vs_humans.rst",
             category="Tables",
         ),
-    log:
-        paths.log("geirhos_trained_table", "geirhos_trained_table"),
-    benchmark:
-        paths.benchmark("geirhos_trained_table", "geirhos_trained_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_trained_table"),
-    params:
-        version=PLAN.version("geirhos_trained_table"),
-        references={
-            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
-        },
-        settings=PLAN.section("estimation"),
-        seed=config["seed"],
-        anchor=config["humans"]["anchor"],
-        placement=config["humans"]["placement"],
-        metric_range=config["humans"]["metric_range"],
-    script:
-        "../workflow/scripts/geirhos_dnn_table.py"
 
 
 rule geirhos_error_consistency:
@@ -165,44 +108,28 @@ rule geirhos_error_consistency:
             caption="../report/geirhos_error_consistency.rst",
             category="Tables",
         ),
-    log:
-        paths.log("geirhos_error_consistency", "geirhos_error_consistency"),
-    benchmark:
-        paths.benchmark("geirhos_error_consistency", "geirhos_error_consistency")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_error_consistency"),
     params:
-        version=PLAN.version("geirhos_error_consistency"),
-        references={
-            r: config["humans"]["references"][r] for r in PLAN.geirhos_references
-        },
-        n_bins=config["estimation"]["bins"],
+        references=PLAN.geirhos_reference_entries,
+        n_bins=PLAN.setting("estimation.bins"),
     script:
         "../workflow/scripts/geirhos_error_consistency.py"
 
 
 rule screening_table:
     input:
-        config["humans"]["screening"]["path"] or [],
+        PLAN.setting("humans.screening.path") or [],
     output:
         report(
             paths.SCREENING_TABLE,
             caption="../report/screening_tests.rst",
             category="Tables",
         ),
-    log:
-        paths.log("screening_table", "screening_table"),
-    benchmark:
-        paths.benchmark("screening_table", "screening_table")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("screening_table"),
     params:
-        version=PLAN.version("screening_table"),
-        alpha=config["humans"]["screening"]["alpha"],
+        alpha=PLAN.setting("humans.screening.alpha"),
         configured=PLAN.corruptions,
     script:
         "../workflow/scripts/screening_table.py"

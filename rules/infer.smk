@@ -11,24 +11,17 @@ rule predict_clean:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_CLEAN,
-    log:
-        paths.log("predict_clean", "{model}"),
-    benchmark:
-        paths.benchmark("predict_clean", "{model}")
-    conda:
-        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("predict_clean"),
     params:
-        version=PLAN.version("predict"),
         model=PLAN.model_entry,
         # Only what can change predictions; batch size and DataLoader workers are read from
         # the config by the script, so tuning them on a GPU node reruns nothing.
-        device=config["inference"]["device"],
-        precision=config["inference"]["precision"],
+        device=PLAN.setting("inference.device"),
+        precision=PLAN.setting("inference.precision"),
         label_space=PLAN.dataset_label_space_entry,
-        save_logprobs=config["inference"]["save_logprobs"],
+        save_logprobs=PLAN.setting("inference.save_logprobs"),
     script:
         "../workflow/scripts/predict_clean.py"
 
@@ -39,12 +32,6 @@ rule predict_group:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_GROUP,
-    log:
-        paths.log("predict_group", "{model}/{corruption}/group-{group}"),
-    benchmark:
-        paths.benchmark("predict_group", "{model}/{corruption}/group-{group}")
-    conda:
-        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("predict_group"),
@@ -60,9 +47,5 @@ use rule predict_group as predict_imagenet_c with:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_IMAGENET_C,
-    log:
-        paths.log("predict_imagenet_c", "{model}/{corruption}/group-{group}"),
-    benchmark:
-        paths.benchmark("predict_imagenet_c", "{model}/{corruption}/group-{group}")
     resources:
         **PLAN.resources("predict_imagenet_c"),

@@ -10,17 +10,10 @@ rule prepare_retrain_pool:
     output:
         images=paths.POOL_IMAGES,
         index=paths.POOL_INDEX,
-    log:
-        paths.log("prepare_retrain_pool", "pool"),
-    benchmark:
-        paths.benchmark("prepare_retrain_pool", "pool")
-    conda:
-        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("prepare_retrain_pool"),
     params:
-        version=PLAN.version("prepare_retrain_pool"),
         pool=PLAN.pool_settings(),
     script:
         "../workflow/scripts/prepare_retrain_pool.py"
@@ -34,16 +27,8 @@ rule check_pool_overlap:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.POOL_CHECK,
-    log:
-        paths.log("check_pool_overlap", "pool"),
-    benchmark:
-        paths.benchmark("check_pool_overlap", "pool")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("check_pool_overlap"),
-    params:
-        version=PLAN.version("check_pool_overlap"),
     script:
         "../workflow/scripts/check_pool_overlap.py"
 
@@ -56,10 +41,6 @@ use rule sample_manifest as sample_retrain_manifest with:
         disjoint=rules.check_pool_overlap.output[0],
     output:
         paths.TRAIN_MANIFEST,
-    log:
-        paths.log("sample_retrain_manifest", "{run}/{corruption}"),
-    benchmark:
-        paths.benchmark("sample_retrain_manifest", "{run}/{corruption}")
     resources:
         **PLAN.resources("sample_retrain_manifest"),
     params:
@@ -75,10 +56,6 @@ use rule generate_shard as generate_retrain_shard with:
         index=rules.prepare_retrain_pool.output.index,
     output:
         paths.TRAIN_SHARD,
-    log:
-        paths.log("generate_retrain_shard", "{run}/{corruption}/shard-{shard}"),
-    benchmark:
-        paths.benchmark("generate_retrain_shard", "{run}/{corruption}/shard-{shard}")
     resources:
         **PLAN.resources("generate_retrain_shard"),
 
@@ -101,25 +78,18 @@ rule finetune_model:
             caption="../report/retrain_training_log.rst",
             category="Retraining",
         ),
-    log:
-        paths.log("finetune_model", "{run}"),
-    benchmark:
-        paths.benchmark("finetune_model", "{run}")
-    conda:
-        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("finetune_model"),
     params:
-        version=PLAN.version("finetune_model"),
         base=PLAN.base_entry,
         derived=PLAN.derived_entry,
         run=PLAN.run_settings,
         seed=PLAN.trainset_seed,
-        device=config["retrain"]["device"],
-        precision=config["retrain"]["precision"],
-        keep_checkpoints=config["retrain"]["keep_checkpoints"],
-        label_space=vplan.canonical(config["dataset"]["label_space"]),
+        device=PLAN.setting("retrain.device"),
+        precision=PLAN.setting("retrain.precision"),
+        keep_checkpoints=PLAN.setting("retrain.keep_checkpoints"),
+        label_space=PLAN.dataset_label_space_entry,
         checkpoint_dir=PLAN.checkpoint_dir,
     script:
         "../workflow/scripts/finetune_model.py"

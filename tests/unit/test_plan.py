@@ -194,6 +194,20 @@ def test_mapping_options():
         minimal(humans={"references": {"low": {**LOWPASS, "mapping": {"sigma": 2}}}})
 
 
+def test_a_jobs_log_is_named_by_its_rule_and_its_outputs_wildcards():
+    """rules/common.smk names every job's log and benchmark file this way."""
+    name = plan.paths.job_name
+    group = plan.paths.PREDICTIONS_GROUP
+    assert name("predict_group", group) == "{model}/{corruption}/group-{group}"
+    # as Snakemake holds an output: wildcards with their constraints
+    shard = r"results/retrain/{run,a|b}/trainset/{corruption,(?:x|y)}/shard-{shard,\d{5}}.parquet"
+    assert name("generate_retrain_shard", shard) == "{run}/{corruption}/shard-{shard}"
+    assert name("collect_metrics", plan.paths.VCR_METRICS) == "collect_metrics"
+    assert plan.paths.log("collect_metrics", "collect_metrics") == (
+        "results/logs/collect_metrics/collect_metrics.log"
+    )
+
+
 def test_paths_fill_and_parse_the_workflow_layout():
     path = plan.paths.fill(
         plan.paths.PREDICTIONS_IMAGENET_C, model="m", corruption="frost", group="00002"

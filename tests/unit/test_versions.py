@@ -10,48 +10,45 @@ import pytest
 
 from vcrbench.errors import PlanError
 from vcrbench.plan import Plan, load
-from vcrbench.plan.versions import VERSIONS, version
+from vcrbench.plan.versions import SAME_STAGE, VERSIONS, stage, version
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 #: Rules that compute nothing (targets only).
 AGGREGATES = {"paper_figures"}
-#: Rules whose params copy another rule's (``**rules.X.params``), version included.
-COPIES = {"predict_group": "predict_clean"}
+RULE_RE = re.compile(r"^(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^\S|\Z)", re.M | re.S)
 
 
 def rule_blocks() -> dict[str, str]:
-    """``{rule: its text}`` of every ``rule X:`` in rules/*.smk (``use rule`` ones excluded)."""
+    """``{rule: its text}`` of every rule in rules/*.smk, ``use rule … as X`` ones included."""
     blocks = {}
     for path in sorted(RULES.glob("*.smk")):
-        text = path.read_text()
-        for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", text, re.MULTILINE | re.DOTALL):
-            blocks[m.group(1)] = m.group(2)
+        for m in RULE_RE.finditer(path.read_text()):
+            blocks[m.group(1) or m.group(2)] = m.group(3)
     return blocks
 
 
-def stage_of(blocks: dict[str, str], rule: str) -> str | None:
-    found = re.findall(r'^\s+version=PLAN\.version\("(\w+)"\),$', blocks[rule], re.MULTILINE)
-    assert len(found) <= 1, (rule, found)
-    return found[0] if found else None
-
-
-def test_every_rule_passes_its_stage_version():
+def test_every_rule_has_a_stage_version_and_every_stage_a_rule():
+    """The version param is added to every rule by rules/common.smk (``add_job_defaults``, from
+    :func:`stage`), so no rule writes it and every rule's stage must have a version."""
     blocks = rule_blocks()
     assert len(blocks) > 30
     stages = {}
-    for rule in sorted(blocks):
+    for rule, body in sorted(blocks.items()):
+        assert "version=" not in body, f"rule {rule} sets its own version"
         if rule in AGGREGATES:
-            assert "script:" not in blocks[rule]
+            assert "script:" not in body
             continue
-        if rule in COPIES:
-            assert f"**rules.{COPIES[rule]}.params" in blocks[rule]
-            continue
-        stage = stage_of(blocks, rule)
-        assert stage is not None, f"rule {rule} has no version=PLAN.version(...) param"
-        assert stage in VERSIONS, (rule, stage)
-        stages[rule] = stage
+        stages[rule] = stage(rule)
+        assert stages[rule] in VERSIONS, (rule, stages[rule])
     assert set(stages.values()) == set(VERSIONS)  # no stage without a rule
-    assert stages["predict_clean"] == "predict"
+    assert set(SAME_STAGE) <= set(stages)  # no alias of a rule that is gone
+    assert {r for r, s in stages.items() if s == "predict"} == {
+        "predict_clean",
+        "predict_group",
+        "predict_imagenet_c",
+    }
+    assert stages["generate_retrain_shard"] == "generate_shard"
+    assert stages["geirhos_trained_table"] == "geirhos_trained_table"  # its own computation
     assert all(isinstance(v, int) and v >= 1 for v in VERSIONS.values())
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from vcrbench import io
 from vcrbench.plan import paths
-from vcrbench.plan.versions import VERSIONS
+from vcrbench.plan.versions import VERSIONS, stage
 
 from .conftest import REPO, snakemake
 from .test_workflow import dry_run, scheduled_jobs
@@ -36,13 +36,6 @@ def outputs(workdir: Path) -> list[Path]:
     )
 
 
-def stage_of(rule: str) -> str:
-    for stage, rules in STAGE_RULES.items():
-        if rule in rules:
-            return stage
-    return rule
-
-
 @pytest.mark.slow
 def test_every_output_records_its_provenance(finished_run):
     files = outputs(finished_run)
@@ -54,7 +47,7 @@ def test_every_output_records_its_provenance(finished_run):
         assert sidecar.is_file(), f"{rel} has no provenance record"
         rec = json.loads(sidecar.read_text())
         assert rec.pop("output") == rel
-        assert rec["stage_version"] == VERSIONS[stage_of(rec["rule"])], rel
+        assert rec["stage_version"] == VERSIONS[stage(rec["rule"])], rel
         assert rec["config_hash"].startswith("sha256:")
         assert rec["vcrbench"] and rec["packages"]["torch"] and rec["packages"]["snakemake"]
         if path.suffix == ".parquet":

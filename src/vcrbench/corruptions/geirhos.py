@@ -21,8 +21,6 @@ from vcrbench.corruptions.registry import Param, register_corruption
 
 #: Contrast level of Geirhos et al.'s uniform-noise experiment.
 CONTRAST = 0.3
-#: The widths of their experiment (the human data's conditions).
-GEIRHOS_WIDTHS = (0.0, 0.03, 0.05, 0.1, 0.2, 0.35, 0.6, 0.9)
 
 
 def grey_low_contrast(image: np.ndarray, contrast: float = CONTRAST) -> np.ndarray:

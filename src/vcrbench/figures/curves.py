@@ -46,10 +46,7 @@ def curves_figure(
     missing = sorted(set(model_curves["model"].astype(str)) - set(models))
     fams = {m: families.get(m, DEFAULT_FAMILY) for m in models}
     colors = style.model_colors(fams)
-    styles = {}
-    for fam in set(fams.values()):
-        for i, m in enumerate(sorted(x for x in models if fams[x] == fam)):
-            styles[m] = LINESTYLES[i % len(LINESTYLES)]
+    styles = _line_styles(models, fams)
     human = human or {}
     human_color = style.family_color("human")
 
@@ -63,59 +60,15 @@ def curves_figure(
     extrapolated = False
     for ax, (key, prop) in zip(axes, PROPERTIES.items(), strict=True):
         panel_w = style.width / 2 - 0.6  # minus the y label and ticks
-        ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]}", loc="left")
-        ax.set_xlabel(
-            layout.wrap(
-                ["visual change $\\Delta_v$ (0 = none, 1 = total)"], panel_w, style.font_size
-            )
-        )
-        ax.set_ylabel(Y_LABEL[key])
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-0.02, 1.03)
+        _panel_axes(ax, key, panel_w, style)
         sub = data[data["property"] == prop]
         for model in models:
             cur = sub[sub["model"] == model].sort_values("v")
-            if cur.empty:
-                continue
-            if style.model_bands:
-                ax.fill_between(
-                    cur["v"],
-                    cur["lo"],
-                    cur["hi"],
-                    color=colors[model],
-                    alpha=style.band_alpha * 0.6,
-                    lw=0,
-                    zorder=1,
-                )
-            ax.plot(cur["v"], cur["s"], color=colors[model], ls=styles[model], lw=1.1, zorder=2)
+            if not cur.empty:
+                _draw_model(ax, cur, colors[model], styles[model], style)
         hum = human.get(prop)
         if hum is not None and not hum.empty:
-            hum = hum.sort_values("v")
-            inside = hum["in_support"].to_numpy(bool) if "in_support" in hum else None
-            ax.fill_between(
-                hum["v"],
-                hum["lo"],
-                hum["hi"],
-                where=inside,
-                color=human_color,
-                alpha=style.band_alpha,
-                lw=0,
-                zorder=3,
-            )
-            if inside is None or inside.all():
-                ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
-            else:
-                # Outside the reference's Δv support the curve is extrapolation, not data.
-                outside = np.where(inside, np.nan, hum["s"].to_numpy())
-                ax.plot(hum["v"], outside, color=human_color, lw=1.2, ls=":", zorder=4)
-                ax.plot(
-                    hum["v"],
-                    np.where(inside, hum["s"].to_numpy(), np.nan),
-                    color=human_color,
-                    lw=2.2,
-                    zorder=4,
-                )
-                extrapolated = True
+            extrapolated |= _draw_human(ax, hum.sort_values("v"), human_color, style)
         elif human:
             ax.set_title(
                 layout.wrap(
@@ -128,23 +81,9 @@ def curves_figure(
 
     title = f"{corruption_title(corruption)}: estimated curves ({label_space} labels)"
     layout.suptitle(fig, title, style.width, style.font_size + 1.5)
-    handles = []
-    if human:
-        band = f", {human_level:.0%} band" if human_level else ", band"
-        handles.append(
-            (
-                Line2D([], [], color=human_color, lw=2.2),
-                f"human ({human_name or 'reference'}{band})",
-            )
-        )
-    for fam in family_order(set(fams.values())):
-        for m in sorted(x for x in models if fams[x] == fam):
-            handles.append((Line2D([], [], color=colors[m], ls=styles[m], lw=1.3), m))
-    if human:
-        handles[0] = (
-            (handles[0][0], Patch(color=human_color, alpha=style.band_alpha)),
-            handles[0][1],
-        )
+    band = f", {human_level:.0%} band" if human_level else ", band"
+    human_label = f"human ({human_name or 'reference'}{band})" if human else None
+    handles = _legend_handles(models, fams, colors, styles, style, human_color, human_label)
     if extrapolated:
         handles.insert(
             1,
@@ -179,3 +118,86 @@ def curves_figure(
             color="#555555",
         )
     return fig
+
+
+def _line_styles(models: list[str], fams: Mapping[str, str]) -> dict[str, str]:
+    """A line style per model, cycling within each family (colours tell families apart)."""
+    styles = {}
+    for fam in set(fams.values()):
+        for i, m in enumerate(sorted(x for x in models if fams[x] == fam)):
+            styles[m] = LINESTYLES[i % len(LINESTYLES)]
+    return styles
+
+
+def _panel_axes(ax, key: str, panel_w: float, style: Style) -> None:
+    """Title, axis labels and limits of the panel of property ``key`` (``a`` or ``p``)."""
+    ax.set_title(f"$s_{key}$: {PROPERTY_NAMES[key]}", loc="left")
+    ax.set_xlabel(
+        layout.wrap(["visual change $\\Delta_v$ (0 = none, 1 = total)"], panel_w, style.font_size)
+    )
+    ax.set_ylabel(Y_LABEL[key])
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.03)
+
+
+def _draw_model(ax, cur: pd.DataFrame, color, ls: str, style: Style) -> None:
+    """One model's curve (``v, s, lo, hi`` sorted by ``v``), with its band when
+    ``style.model_bands``."""
+    if style.model_bands:
+        ax.fill_between(
+            cur["v"],
+            cur["lo"],
+            cur["hi"],
+            color=color,
+            alpha=style.band_alpha * 0.6,
+            lw=0,
+            zorder=1,
+        )
+    ax.plot(cur["v"], cur["s"], color=color, ls=ls, lw=1.1, zorder=2)
+
+
+def _draw_human(ax, hum: pd.DataFrame, human_color, style: Style) -> bool:
+    """The human curve (sorted by ``v``) with its band; outside the reference's Δv support
+    (``in_support`` false) the curve is dotted. Returns whether any of it was."""
+    inside = hum["in_support"].to_numpy(bool) if "in_support" in hum else None
+    ax.fill_between(
+        hum["v"],
+        hum["lo"],
+        hum["hi"],
+        where=inside,
+        color=human_color,
+        alpha=style.band_alpha,
+        lw=0,
+        zorder=3,
+    )
+    if inside is None or inside.all():
+        ax.plot(hum["v"], hum["s"], color=human_color, lw=2.2, zorder=4)
+        return False
+    # Outside the reference's Δv support the curve is extrapolation, not data.
+    outside = np.where(inside, np.nan, hum["s"].to_numpy())
+    ax.plot(hum["v"], outside, color=human_color, lw=1.2, ls=":", zorder=4)
+    ax.plot(
+        hum["v"],
+        np.where(inside, hum["s"].to_numpy(), np.nan),
+        color=human_color,
+        lw=2.2,
+        zorder=4,
+    )
+    return True
+
+
+def _legend_handles(models, fams, colors, styles, style, human_color, human):
+    """The legend's (handle, label) pairs: the human curve and band first (``human``: its label,
+    None without one), then the models by family."""
+    handles = []
+    if human:
+        handles.append((Line2D([], [], color=human_color, lw=2.2), human))
+    for fam in family_order(set(fams.values())):
+        for m in sorted(x for x in models if fams[x] == fam):
+            handles.append((Line2D([], [], color=colors[m], ls=styles[m], lw=1.3), m))
+    if human:
+        handles[0] = (
+            (handles[0][0], Patch(color=human_color, alpha=style.band_alpha)),
+            handles[0][1],
+        )
+    return handles

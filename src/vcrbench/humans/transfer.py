@@ -39,7 +39,6 @@ from vcrbench.humans.geirhos.reader import EXPERIMENTS, NOT_PLACEABLE
 #: geirhos_lowpass is not a registry corruption; it is Gaussian blur on the greyscale image.
 LOCAL_CLASSES: dict[str, str | None] = {"geirhos_lowpass": "blur"}
 REFERENCE_KINDS = ("geirhos2018", "trials")
-HOW = ("own", "similarity-class")
 
 
 def declared_classes(corruptions_config: Mapping | None = None) -> dict[str, str | None]:

@@ -21,7 +21,7 @@ from vcrbench.models import (  # noqa: F401
     timm_models,
     torchvision_models,
 )
-from vcrbench.models.sources import SOURCES, Built, list_sources, register_source
+from vcrbench.models.sources import SOURCES, Built, register_source
 from vcrbench.models.spec import ModelSpec, Preprocessing
 from vcrbench.models.zoo import ModelZoo, entry_schema
 from vcrbench.vocab import PRECISIONS
@@ -57,7 +57,6 @@ __all__ = [
     "Preprocessing",
     "WeightsUnavailableError",
     "entry_schema",
-    "list_sources",
     "load_model",
     "register_source",
     "resolve_device",

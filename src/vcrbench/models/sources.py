@@ -63,6 +63,3 @@ def register_source(name: str) -> Callable[[SourceBuilder], SourceBuilder]:
 
     return deco
 
-
-def list_sources() -> list[str]:
-    return list(SOURCES)

@@ -6,7 +6,8 @@
 - :mod:`~vcrbench.plan.config`, :mod:`~vcrbench.plan.humans`, :mod:`~vcrbench.plan.retrain`,
   :mod:`~vcrbench.plan.figures`: the quantities derived from each block;
 - :mod:`~vcrbench.plan.paths`: every output path; :mod:`~vcrbench.plan.resources`: what jobs need;
-- :class:`~vcrbench.plan.rules.Plan`: all of it as the rule files use it.
+- :class:`~vcrbench.plan.rules.Plan`: all of it as the rule files use it, its methods grouped by
+  stage in :mod:`~vcrbench.plan.facets`.
 
 The workflow (``rules/common.smk``) calls :func:`validate` once at start-up and builds ``PLAN``;
 library stages never import this package (they take plain arguments).

@@ -16,8 +16,6 @@ from vcrbench.plan.humans import geirhos_references, human_references, reference
 from vcrbench.plan.models import defense_pairs
 from vcrbench.plan.retrain import retrained_pairs, run_settings
 
-#: Per-corruption figure kinds (folders under results/figures).
-FIGURE_KINDS = ("curves", "dv_histograms", "hmri_mrsi", "imagenet_c_vs_vcr")
 #: Formats of the paper's tables.
 TABLE_FORMATS = ("csv", "md", "tex")
 

@@ -90,6 +90,21 @@ CHECKPOINTS = f"{RETRAIN}/{{run}}/checkpoints"
 PROVENANCE = f"{RESULTS}/provenance"
 
 
+def job_name(rule: str, output: str) -> str:
+    """What names a job of ``rule`` among the rule's others in its log and benchmark files: the
+    wildcards of its first ``output``, in order (``{model}/{corruption}/group-{group}``), or the
+    rule's name for a rule with one job."""
+    parts = [f"{w}-{{{w}}}" if w in ("shard", "group") else f"{{{w}}}" for w in _wildcards(output)]
+    return "/".join(parts) or rule
+
+
+def _wildcards(template: str) -> list[str]:
+    """The wildcard names of ``template`` in order of appearance, each once (a wildcard may carry
+    its constraint, as Snakemake's outputs do: ``{shard,\\d{5}}``)."""
+    found = re.findall(r"\{\s*(\w+?)\s*(?:,(?:[^{}]+|\{\d+(?:,\d+)?\})*)?\}", str(template))
+    return list(dict.fromkeys(found))
+
+
 def log(rule: str, name: str) -> str:
     """A rule's log file: ``results/logs/{rule}/{name}.log`` (``name`` may hold wildcards)."""
     return f"{RESULTS}/logs/{rule}/{name}.log"

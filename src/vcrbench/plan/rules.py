@@ -1,6 +1,10 @@
 """The rules' view of a config: :class:`Plan` holds the validated config and gives every list,
 input function, param function and resource set the rule files use, in one style (methods of
 ``PLAN``, taking the job's ``wildcards`` where they depend on it).
+
+``Plan`` itself holds what every stage reads (the lists of names, single settings, config blocks,
+stage versions, resources) and the workflow's targets; the methods of each stage's rules are its
+facets, :mod:`vcrbench.plan.facets` (test sets, inference and estimates, humans, retraining).
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from vcrbench.plan import config as cfg
 from vcrbench.plan import figures, humans, paths, resources, versions
 from vcrbench.plan import retrain as rt
 from vcrbench.plan.config import canonical
+from vcrbench.plan.facets.humans import HumanRules
+from vcrbench.plan.facets.inference import InferenceRules
+from vcrbench.plan.facets.retrain import RetrainRules
+from vcrbench.plan.facets.testsets import TestSetRules
 from vcrbench.plan.models import defense_pairs
 from vcrbench.vocab import IMAGENET1K
 
@@ -23,7 +31,7 @@ def alternatives(names: Sequence[str]) -> str:
     return "|".join(re.escape(n) for n in names) if names else r"(?!)"
 
 
-class Plan:
+class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
     """What the workflow builds for one validated config (:func:`vcrbench.plan.validate`)."""
 
     def __init__(self, config: Mapping) -> None:
@@ -70,6 +78,14 @@ class Plan:
         """Figure formats written beside the PNG the report shows."""
         return [f for f in self.figure_options["formats"] if f != "png"]
 
+    def setting(self, key: str):
+        """One validated config value by its dotted key (``"sampling.shard_size"``), as the config
+        gives it: how rules read a single setting."""
+        value = self.config
+        for part in key.split("."):
+            value = value[part]
+        return value
+
     def section(self, name: str) -> dict:
         """A config block with its keys sorted (a rule's params: reordered keys rerun nothing)."""
         return canonical(self.config[name])
@@ -84,260 +100,6 @@ class Plan:
         """The resources of ``rule``, functions of the job and its attempt
         (:mod:`vcrbench.plan.resources`)."""
         return resources.rule_resources(self.config, rule, self.clean_images, **computed)
-
-    # ------------------------------------------------------------------ test sets
-
-    def shard_ids(self, corruption: str) -> list[str]:
-        return cfg.shard_ids(self.config, corruption)
-
-    def shard_files(self, wildcards) -> list[str]:
-        """Every shard of one corruption's test set."""
-        return [
-            paths.fill(paths.SHARD, corruption=wildcards.corruption, shard=s)
-            for s in self.shard_ids(wildcards.corruption)
-        ]
-
-    def group_shard_files(self, wildcards) -> list[str]:
-        """The shards that one inference job (a group) reads."""
-        shards = cfg.group_shards(self.config, wildcards.corruption, wildcards.group)
-        return [paths.fill(paths.SHARD, corruption=wildcards.corruption, shard=s) for s in shards]
-
-    def all_shard_files(self, wildcards=None) -> list[str]:
-        return [
-            paths.fill(paths.SHARD, corruption=c, shard=s)
-            for c in self.corruptions
-            for s in self.shard_ids(c)
-        ]
-
-    @functools.cache  # noqa: B019 - one Plan per workflow; a handful of corruptions
-    def imagenet_c_shard_ids(self, corruption: str) -> list[str]:
-        return cfg.imagenet_c_shard_ids(self.config, corruption, self.clean_images)
-
-    @functools.cache  # noqa: B019
-    def imagenet_c_group_ids(self, corruption: str) -> list[str]:
-        return cfg.imagenet_c_group_ids(self.config, corruption, self.clean_images)
-
-    def imagenet_c_n_shards(self, wildcards) -> int:
-        """Shards planned for one corruption's ImageNet-C set (a param of its shard jobs)."""
-        return len(self.imagenet_c_shard_ids(wildcards.corruption))
-
-    def imagenet_c_files(self, wildcards=None) -> list[str]:
-        """Every shard of every ImageNet-C set."""
-        return [
-            paths.fill(paths.IMAGENET_C_SHARD, corruption=c, shard=s)
-            for c in self.imagenet_c
-            for s in self.imagenet_c_shard_ids(c)
-        ]
-
-    def imagenet_c_group_shard_files(self, wildcards) -> list[str]:
-        """The ImageNet-C shards that one inference job (a group) reads."""
-        shards = cfg.imagenet_c_group_shards(
-            self.config,
-            wildcards.corruption,
-            wildcards.group,
-            self.imagenet_c_shard_ids(wildcards.corruption),
-        )
-        return [
-            paths.fill(paths.IMAGENET_C_SHARD, corruption=wildcards.corruption, shard=s)
-            for s in shards
-        ]
-
-    def corruption_options(self, wildcards) -> dict:
-        """The config entry of one corruption (only it: other corruptions' changes do not rerun
-        it)."""
-        return canonical(cfg.corruption_options(self.config, wildcards.corruption))
-
-    def n_samples(self, wildcards) -> int:
-        return cfg.n_samples(self.config, wildcards.corruption)
-
-    # ------------------------------------------------------------------ models
-
-    def model_entry(self, wildcards) -> dict:
-        """The config entry of one model (only it: adding a model reruns nothing of the others),
-        without its ``resources`` (what a job is given cannot change its predictions)."""
-        return canonical(cfg.model_settings(self.model_entries[wildcards.model]))
-
-    def model_weights(self, wildcards) -> list[str]:
-        return cfg.model_weights(self.config, wildcards.model)
-
-    def prediction_group_files(self, wildcards) -> list[str]:
-        """Every prediction file of one model on one corruption."""
-        return [
-            paths.fill(paths.PREDICTIONS_GROUP, model=wildcards.model, corruption=c, group=g)
-            for c in [wildcards.corruption]
-            for g in cfg.group_ids(self.config, c)
-        ]
-
-    def group_prediction_files(self, wildcards=None) -> list[str]:
-        """Every model's predictions on every test set (not the clean or ImageNet-C ones)."""
-        return [
-            paths.fill(paths.PREDICTIONS_GROUP, model=m, corruption=c, group=g)
-            for m in self.models
-            for c in self.corruptions
-            for g in cfg.group_ids(self.config, c)
-        ]
-
-    def prediction_files(self, wildcards=None) -> list[str]:
-        """Every prediction file: on clean images, on each test set, on each ImageNet-C set."""
-        files = []
-        for model in self.models:
-            files.append(paths.fill(paths.PREDICTIONS_CLEAN, model=model))
-            for corruption in self.corruptions:
-                files += [
-                    paths.fill(paths.PREDICTIONS_GROUP, model=model, corruption=corruption, group=g)
-                    for g in cfg.group_ids(self.config, corruption)
-                ]
-            files += self._imagenet_c_predictions(model)
-        return files
-
-    def _imagenet_c_predictions(self, model: str) -> list[str]:
-        return [
-            paths.fill(paths.PREDICTIONS_IMAGENET_C, model=model, corruption=c, group=g)
-            for c in self.imagenet_c
-            for g in self.imagenet_c_group_ids(c)
-        ]
-
-    def imagenet_c_prediction_files(self, wildcards=None) -> list[str]:
-        """Every model's predictions on every group of every ImageNet-C set."""
-        return [f for m in self.models for f in self._imagenet_c_predictions(m)]
-
-    def clean_prediction_files(self, wildcards=None) -> list[str]:
-        return [paths.fill(paths.PREDICTIONS_CLEAN, model=m) for m in self.models]
-
-    # ------------------------------------------------------------------ estimates
-
-    def metrics_files(self, wildcards=None) -> list[str]:
-        return [
-            paths.fill(paths.MODEL_METRICS, model=m, corruption=c)
-            for m in self.models
-            for c in self.corruptions
-        ]
-
-    def replicate_files(self, wildcards=None) -> list[str]:
-        return [
-            paths.fill(paths.MODEL_REPLICATES, model=m, corruption=c)
-            for m in self.models
-            for c in self.corruptions
-        ]
-
-    def model_curve_files(self, wildcards) -> list[str]:
-        """Every model's curves on one corruption."""
-        return [
-            paths.fill(paths.MODEL_CURVES, model=m, corruption=wildcards.corruption)
-            for m in self.models
-        ]
-
-    # ------------------------------------------------------------------ defenses
-
-    def defense_models(self) -> list[str]:
-        """Both models of every defense pair, in config order."""
-        paired = set(self.defense_pairs) | set(self.defense_pairs.values())
-        return [m for m in self.models if m in paired]
-
-    def defense_predictions(self, wildcards=None) -> dict:
-        """``{model: {corruption: [prediction files of its groups]}}`` of the paired models."""
-        return {
-            m: {
-                c: [
-                    paths.fill(paths.PREDICTIONS_GROUP, model=m, corruption=c, group=g)
-                    for g in cfg.group_ids(self.config, c)
-                ]
-                for c in self.corruptions
-            }
-            for m in self.defense_models()
-        }
-
-    def defense_clean(self, wildcards=None) -> dict:
-        return {m: paths.fill(paths.PREDICTIONS_CLEAN, model=m) for m in self.defense_models()}
-
-    def defense_prediction_files(self, wildcards=None) -> list[str]:
-        files = [f for groups in self.defense_predictions().values() for f in groups.values()]
-        return [*self.defense_clean().values(), *(f for group in files for f in group)]
-
-    def defense_replicate_files(self, wildcards=None) -> list[str]:
-        return [
-            paths.fill(paths.MODEL_REPLICATES, model=m, corruption=c)
-            for m in self.defense_models()
-            for c in self.corruptions
-        ]
-
-    def defense_labels(self, wildcards=None) -> dict:
-        """``{defended model: its defense, e.g. "spatial_smoothing(window=3)"}``."""
-        from vcrbench.defenses import get_defense
-
-        return {m: get_defense(self.model_entries[m]["defense"]).label for m in self.defense_pairs}
-
-    # ------------------------------------------------------------------ humans
-
-    def human_reference(self, wildcards) -> dict:
-        """Name, provenance and folder of the human reference of a corruption (None if it has
-        none)."""
-        name, how = self.human_references[wildcards.corruption]
-        folder = paths.fill(paths.HUMAN_DIR, reference=name) if name else None
-        return {"name": name, "how": how, "dir": folder}
-
-    def reference_estimate_files(self, references: Sequence[str]) -> list[str]:
-        return [f for r in references for f in paths.human_estimates(r)]
-
-    def human_reference_files(self, wildcards) -> list[str]:
-        """The estimate files of a corruption's human reference (none without one)."""
-        name, _ = self.human_references[wildcards.corruption]
-        return self.reference_estimate_files([name]) if name else []
-
-    def reference_files(self, template: str, references: Sequence[str]) -> list[str]:
-        return [paths.fill(template, reference=r) for r in references]
-
-    def reference_entry(self, wildcards) -> dict:
-        return canonical(self.config["humans"]["references"][wildcards.reference])
-
-    def mapping_options(self, wildcards) -> dict:
-        return canonical(humans.mapping_options(self.config, wildcards.reference))
-
-    def reference_corruption_options(self, wildcards) -> dict:
-        """Config options of the corruption a reference holds (only it: adding other corruptions
-        does not redo the mapping)."""
-        corruption = humans.reference_corruption_of(self.config, wildcards.reference)
-        return canonical({corruption: self.config["corruptions"].get(corruption) or {}})
-
-    # ------------------------------------------------------------------ retraining
-
-    def pool_settings(self) -> dict:
-        return canonical(rt.pool_settings(self.config))
-
-    def trainset_n_samples(self, wildcards) -> int:
-        return rt.trainset_n_samples(self.config, wildcards.run, wildcards.corruption)
-
-    def trainset_seed(self, wildcards) -> int:
-        return rt.trainset_seed(self.config, wildcards.run)
-
-    def trainset_mode(self, wildcards) -> str:
-        return rt.sampling_mode(self.config, wildcards.run)
-
-    def trainset_files(self, wildcards) -> list[str]:
-        return rt.trainset_files(self.config, wildcards.run)
-
-    def base_weights(self, wildcards) -> list[str]:
-        return cfg.model_weights(self.config, rt.base_name(self.config, wildcards.run))
-
-    def base_entry(self, wildcards) -> dict:
-        base = self.model_entries[rt.base_name(self.config, wildcards.run)]
-        return canonical(cfg.model_settings(base))
-
-    def derived_entry(self, wildcards) -> dict:
-        return canonical(cfg.model_settings(self.model_entries[wildcards.run]))
-
-    def run_settings(self, wildcards) -> dict:
-        return canonical(rt.run_settings(self.config, wildcards.run))
-
-    def checkpoint_dir(self, wildcards) -> str:
-        return paths.fill(paths.CHECKPOINTS, run=wildcards.run)
-
-    def training_logs(self, wildcards=None) -> list[str]:
-        return [
-            paths.fill(paths.TRAINING_LOG, run=run, ext=ext)
-            for run in self.runs
-            for ext in ("csv", "png")
-        ]
 
     # ------------------------------------------------------------------ targets
 

@@ -2,13 +2,14 @@
 writes, and the next run redoes that stage's jobs and everything that reads their outputs, and
 nothing else.
 
-Every rule passes its stage's version as the param ``version`` (``PLAN.version("stage")``);
-Snakemake reruns a job whose params changed (its ``params`` rerun trigger, on by default), and
-the jobs downstream of it since their inputs are then newer. A stage is a rule, except ``predict``
-(the three prediction rules, one computation); a rule made with ``use rule … as … with:``
-(``predict_imagenet_c``, ``sample_retrain_manifest``, ``generate_retrain_shard``) keeps the
-version of the rule it is made from. The version is also in every output's provenance record
-(``stage_version``, :mod:`vcrbench.provenance`).
+Every job gets its stage's version as the param ``version`` (:func:`stage` of its rule, set for
+every rule at once by ``add_job_defaults`` in ``rules/common.smk``); Snakemake reruns a job whose
+params changed (its ``params`` rerun trigger, on by default), and the jobs downstream of it since
+their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAGE`: ``predict``
+(the three prediction rules, one computation), and the training set's
+``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
+evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every
+output's provenance record (``stage_version``, :mod:`vcrbench.provenance`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ VERSIONS: dict[str, int] = {
     "check_pool_overlap": 1,
     "finetune_model": 1,
 }
+
+
+#: Rules whose stage is another's: the three prediction rules are one computation, and a rule
+#: made with ``use rule X as Y with:`` to run X's computation on other data is X's stage.
+SAME_STAGE: dict[str, str] = {
+    "predict_clean": "predict",
+    "predict_group": "predict",
+    "predict_imagenet_c": "predict",
+    "sample_retrain_manifest": "sample_manifest",
+    "generate_retrain_shard": "generate_shard",
+}
+
+
+def stage(rule: str) -> str:
+    """The stage whose version ``rule``'s jobs carry (the rule's own name but for
+    :data:`SAME_STAGE`)."""
+    return SAME_STAGE.get(rule, rule)
 
 
 def version(stage: str) -> int:

@@ -107,20 +107,9 @@ def finetune(
         len(train_paths),
     )
     with deterministic(device):
-        with seeded(derive_seed(settings.seed, "retrain", "build"), device):
-            model = load_model(base, device)
-        precision = runtime.resolve_precision(precision, base.precision, device, training=True)
-        if label_space is not None:
-            check_compatible(model.label_space, get_label_space(label_space), base.name)
-        if labels.max() >= model.num_classes:
-            raise RetrainError(
-                f"training labels go up to {int(labels.max())} but model {base.name!r} has "
-                f"{model.num_classes} classes ({model.label_space.name})"
-            )
-        if derived is not None:
-            check_rebuild(model, derived, images[:2], checkpoint_dir)
-        for p in model.net.parameters():
-            p.requires_grad_(True)
+        model, precision = _prepare_model(
+            base, derived, images, labels, settings, device, precision, label_space, checkpoint_dir
+        )
         optimizer = torch.optim.SGD(
             model.net.parameters(),
             lr=settings.lr,
@@ -129,25 +118,7 @@ def finetune(
         )
         scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
         key = fingerprint(base, settings, files_digest(train_paths))
-        history: list[dict] = []
-        start = 0
-        found = resume.load_latest(checkpoint_dir, key, settings.epochs, map_location=device)
-        if found is not None:
-            start, state = found
-            model.net.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            if scaler is not None and state.get("scaler"):
-                scaler.load_state_dict(state["scaler"])
-            history = list(state["history"])[:start]
-            resume.clear(checkpoint_dir, keep_after=None)
-            log.info(
-                "resuming after epoch %d from %s",
-                start,
-                resume.checkpoint_file(checkpoint_dir, start),
-            )
-        else:
-            resume.clear(checkpoint_dir, keep_after=0)
-            log.info("no checkpoint to resume from: training from the base weights")
+        start, history = _resume(checkpoint_dir, key, settings, device, model, optimizer, scaler)
         name = derived.name if derived is not None else f"{base.name} (fine-tuned)"
         log.info(
             "fine-tuning %s -> %s on %s, %s, epochs %d..%d of %d, %s",
@@ -176,13 +147,7 @@ def finetune(
             )
             seconds = time.perf_counter() - t0
             history.append(row)
-            state = {
-                "model": model.net.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scaler": scaler.state_dict() if scaler is not None else None,
-                "history": history,
-            }
-            resume.save(checkpoint_dir, epoch, key, state)
+            _checkpoint(checkpoint_dir, epoch, key, model, optimizer, scaler, history)
             resume.prune(checkpoint_dir, keep_checkpoints)
             log.info(
                 "epoch %d: loss %.4f, accuracy %.4f, %.1f s (%.1f img/s)",
@@ -210,3 +175,57 @@ def finetune(
     save_weights(model, model_path, provenance)
     write_history(table, history_path, plot_path, title=f"{name}: fine-tuning on VCR images")
     return table
+
+
+def _prepare_model(
+    base, derived, images, labels, settings, device, precision, label_space, checkpoint_dir
+):
+    """The base model built (seeded) and checked against the training data, with every parameter
+    trainable, and the precision training runs in: ``(model, precision)``."""
+    with seeded(derive_seed(settings.seed, "retrain", "build"), device):
+        model = load_model(base, device)
+    precision = runtime.resolve_precision(precision, base.precision, device, training=True)
+    if label_space is not None:
+        check_compatible(model.label_space, get_label_space(label_space), base.name)
+    if labels.max() >= model.num_classes:
+        raise RetrainError(
+            f"training labels go up to {int(labels.max())} but model {base.name!r} has "
+            f"{model.num_classes} classes ({model.label_space.name})"
+        )
+    if derived is not None:
+        check_rebuild(model, derived, images[:2], checkpoint_dir)
+    for p in model.net.parameters():
+        p.requires_grad_(True)
+    return model, precision
+
+
+def _resume(checkpoint_dir, key, settings, device, model, optimizer, scaler):
+    """Restore the newest valid checkpoint of this training (``key``) into the model, optimiser
+    and scaler, clearing older and foreign ones: ``(epochs done, history so far)``, ``(0, [])``
+    when there is none."""
+    found = resume.load_latest(checkpoint_dir, key, settings.epochs, map_location=device)
+    if found is None:
+        resume.clear(checkpoint_dir, keep_after=0)
+        log.info("no checkpoint to resume from: training from the base weights")
+        return 0, []
+    start, state = found
+    model.net.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if scaler is not None and state.get("scaler"):
+        scaler.load_state_dict(state["scaler"])
+    resume.clear(checkpoint_dir, keep_after=None)
+    log.info(
+        "resuming after epoch %d from %s", start, resume.checkpoint_file(checkpoint_dir, start)
+    )
+    return start, list(state["history"])[:start]
+
+
+def _checkpoint(checkpoint_dir, epoch, key, model, optimizer, scaler, history) -> None:
+    """Save the state after ``epoch`` (model, optimiser, scaler, history) to resume from."""
+    state = {
+        "model": model.net.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scaler": scaler.state_dict() if scaler is not None else None,
+        "history": history,
+    }
+    resume.save(checkpoint_dir, epoch, key, state)

@@ -3,9 +3,10 @@
 - :mod:`~vcrbench.tables.format`: the :class:`Table` container, its writers and cell formatting;
 - :mod:`~vcrbench.tables.paper`: :func:`table2_coverage` (Table 2, coverage of Δv, ImageNet-C
   against the VCR test set), :func:`metrics_table` (every metric with intervals),
-  :func:`leaderboard` (one corruption's models ranked), :func:`retraining_table` (Table 3:
-  R̂, HMRI, MRSI for accuracy then consistency, before and after fine-tuning), and
-  :func:`paper_tables` (all but Table 3).
+  :func:`leaderboard` (one corruption's models ranked) and :func:`paper_tables` (all but
+  Table 3);
+- :mod:`~vcrbench.tables.retraining`: :func:`retraining_table` (Table 3: R̂, HMRI, MRSI for
+  accuracy then consistency, before and after fine-tuning).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
 (:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.
@@ -29,9 +30,9 @@ from vcrbench.tables.paper import (
     leaderboard,
     metrics_table,
     paper_tables,
-    retraining_table,
     table2_coverage,
 )
+from vcrbench.tables.retraining import retraining_table
 
 __all__ = [
     "FORMATS",

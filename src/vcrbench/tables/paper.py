@@ -1,5 +1,6 @@
 """The paper's tables from the workflow's results: Table 2 (coverage), the metrics with
-intervals, a leaderboard per corruption, Table 3 (retraining); each a :class:`~vcrbench.tables.Table`.
+intervals, a leaderboard per corruption; each a :class:`~vcrbench.tables.Table`. Table 3
+(retraining) is :mod:`vcrbench.tables.retraining`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import pandas as pd
 from vcrbench.errors import TableError
 from vcrbench.tables.format import (
     HEADERS_MD,
-    HEADERS_TEX,
     MISSING,
     Table,
     _check_columns,
@@ -20,7 +20,6 @@ from vcrbench.tables.format import (
     _round,
     display_corruption,
     fmt,
-    latex_text,
 )
 from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS
 
@@ -236,225 +235,6 @@ def _next_indistinguishable(
         verdict.get((a, b)) if b is not None else None
         for a, b in zip(models, [*models[1:], None], strict=True)
     ]
-
-
-# --------------------------------------------------------------------------- Table 3
-
-TABLE3_METRICS = (("a", "Accuracy"), ("p", "Prediction consistency"))
-
-
-def retraining_table(
-    metrics: pd.DataFrame,
-    pairs: Mapping[str, str],
-    *,
-    trained_on: Mapping[str, Sequence[str]] | None = None,
-    label_space: str = IMAGENET1K,
-    corruptions: Sequence[str] | None = None,
-    digits: int = 3,
-    differences: pd.DataFrame | None = None,
-) -> Table:
-    """Table 3: R̂, HMRI and MRSI for accuracy then consistency, before and after fine-tuning.
-
-    With ``differences`` (``model_differences.csv``) a third phase, ``change``, gives each
-    after − before difference with its paired 95% bootstrap interval.
-
-    ``pairs`` maps a fine-tuned model to the model it started from (both in ``metrics``);
-    ``trained_on`` (optional) maps a fine-tuned model to the corruptions it was trained on.
-    Rows are corruptions; column groups are base models, each with before/after × accuracy/
-    consistency × R̂, HMRI, MRSI (the paper's layout). A base with one fine-tuned model uses it in
-    every row; a base fine-tuned once per corruption (the paper: one run per corruption, known
-    from ``trained_on``) uses, in each row, the model trained on that corruption; otherwise each
-    fine-tuned model gets its own group. A row is kept when some group has both values. After-
-    values that improve on before-values are bold in Markdown and LaTeX (the paper marks them
-    red). CSV: long format, one row per corruption, fine-tuned model and phase.
-    """
-    if not pairs:
-        raise TableError("retraining table: no (fine-tuned, base) model pairs given")
-    _check_columns(
-        metrics, ["model", "corruption", "label_space", "R_a", "R_p"], "retraining table"
-    )
-    known = set(metrics["model"].astype(str))
-    for tuned, base in pairs.items():
-        for m in (tuned, base):
-            if m not in known:
-                raise TableError(f"retraining table: model {m!r} has no rows in the metrics table")
-    merged = _merge_spaces(metrics, label_space)
-    cols = [f"{m}_{k}" for k, _ in TABLE3_METRICS for m in ("R", "HMRI", "MRSI")]
-    for c in cols:
-        if c not in merged:
-            merged[c] = np.nan
-    values = merged.set_index(["model", "corruption"])[cols]
-    all_corruptions = (
-        list(corruptions) if corruptions is not None else sorted(set(merged["corruption"]))
-    )
-    groups = _retraining_groups(pairs, trained_on or {}, all_corruptions)
-
-    def has(model, c):
-        return (model, c) in values.index
-
-    present = [
-        c
-        for c in all_corruptions
-        if any(c in rows and has(base, c) and has(rows[c], c) for _, base, rows in groups)
-    ]
-    if not present:
-        raise TableError("retraining table: no corruption has metrics for both models of a pair")
-
-    long_rows = []
-    for _, base, rows in groups:
-        for c in present:
-            if c not in rows or not (has(base, c) and has(rows[c], c)):
-                continue
-            for phase, model in (("before", base), ("after", rows[c])):
-                long_rows.append(
-                    {
-                        "corruption": c,
-                        "base_model": base,
-                        "finetuned_model": rows[c],
-                        "phase": phase,
-                        **values.loc[(model, c)].to_dict(),
-                    }
-                )
-    data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
-
-    change = _changes(differences, label_space) if differences is not None else None
-    if change is not None:
-        for _, base, rows in groups:
-            for c in present:
-                tuned = rows.get(c)
-                if tuned is None or not (has(base, c) and has(tuned, c)):
-                    continue
-                extra = {"corruption": c, "base_model": base, "finetuned_model": tuned}
-                extra["phase"] = "change"
-                for col in cols:
-                    d = change.get((tuned, base, c, col))
-                    extra[col] = np.nan if d is None else d[0]
-                    extra[f"{col}_lo"] = np.nan if d is None else d[1]
-                    extra[f"{col}_hi"] = np.nan if d is None else d[2]
-                long_rows.append(extra)
-        data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
-    phases = (("before", "Before retraining"), ("after", "After retraining"))
-    if change is not None:
-        phases += (("change", "Change (95% CI)"),)
-    keys, cells, bold = [], {}, {}
-    cols_md, cols_tex = ["Corruption"], [("", "", "", "Corruption")]
-    for label, base, rows in groups:
-
-        def value(c, phase, col, base=base, rows=rows):
-            if phase == "change":
-                d = change.get((rows.get(c), base, c, col))
-                return np.nan if d is None else d[0]
-            model = base if phase == "before" else rows.get(c)
-            if model is None or not (has(base, c) and has(rows.get(c), c)):
-                return np.nan
-            return float(values.loc[(model, c), col])
-
-        for phase, phase_name in phases:
-            for k, prop_name in TABLE3_METRICS:
-                for m in ("R", "HMRI", "MRSI"):
-                    key = (label, phase, k, m)
-                    keys.append(key)
-                    name = f"{HEADERS_MD[f'{m}_{k}']} {phase}"
-                    cols_md.append(f"{label}: {name}" if len(groups) > 1 else name)
-                    cols_tex.append((latex_text(label), phase_name, prop_name, HEADERS_TEX[m]))
-                    vals = [value(c, phase, f"{m}_{k}") for c in present]
-                    before = [value(c, "before", f"{m}_{k}") for c in present]
-                    if phase == "change":
-                        cells[key] = [
-                            _change_cell(change.get((rows.get(c), base, c, f"{m}_{k}")), digits)
-                            for c in present
-                        ]
-                    else:
-                        cells[key] = [fmt(v, digits) for v in vals]
-                    bold[key] = [
-                        phase == "after"
-                        and bool(
-                            np.isfinite(a)
-                            and np.isfinite(b)
-                            and round(a, digits) > round(b, digits)
-                        )
-                        for a, b in zip(vals, before, strict=True)
-                    ]
-    columns = ["corruption", *["|".join(key) for key in keys]]
-    display = pd.DataFrame(
-        [[display_corruption(c), *[cells[key][i] for key in keys]] for i, c in enumerate(present)],
-        columns=columns,
-    )
-    bold_df = pd.DataFrame(
-        [[False, *[bold[key][i] for key in keys]] for i in range(len(present))], columns=columns
-    )
-    caption = (
-        "VCR before and after retraining ("
-        + "; ".join(_group_description(label, base, rows) for label, base, rows in groups)
-        + f"; R̂ on {label_space} labels, HMRI/MRSI on the 16 classes of the human reference). "
-        "Bold: improved after retraining."
-        + (
-            " Change: after − before with its paired 95% bootstrap interval (the same test "
-            "images resampled for both models)."
-            if change is not None
-            else ""
-        )
-    )
-    return Table(
-        data,
-        display,
-        caption,
-        "tab:retraining",
-        bold=bold_df,
-        columns_md=cols_md,
-        columns_tex=cols_tex,
-    )
-
-
-def _changes(differences: pd.DataFrame, label_space: str) -> dict:
-    """``{(fine-tuned, base, corruption, metric column): (diff, lo, hi)}`` of the fine-tuned-vs-base
-    rows of ``model_differences.csv`` (R̂ in ``label_space``, HMRI/MRSI in the human space)."""
-    out = {}
-    rows = differences[differences["relation"] == "fine-tuned vs base"]
-    for r in rows.itertuples():
-        human = r.metric.startswith(("HMRI", "MRSI"))
-        if r.label_space != (HUMAN_LABEL_SPACE if human else label_space):
-            continue
-        out[(r.model_a, r.model_b, r.corruption, r.metric)] = (r.diff, r.diff_lo, r.diff_hi)
-    return out
-
-
-def _change_cell(d, digits: int) -> str:
-    if d is None or pd.isna(d[0]):
-        return MISSING
-    sign = "+" if d[0] > 0 else ""
-    return f"{sign}{fmt(d[0], digits)} [{fmt(d[1], digits)}, {fmt(d[2], digits)}]"
-
-
-def _retraining_groups(
-    pairs: Mapping[str, str], trained_on: Mapping[str, Sequence[str]], corruptions: Sequence[str]
-) -> list[tuple[str, str, dict[str, str]]]:
-    """Column groups of Table 3: ``(label, base model, {corruption: fine-tuned model})``."""
-    by_base: dict[str, list[str]] = {}
-    for tuned, base in sorted(pairs.items()):
-        by_base.setdefault(base, []).append(tuned)
-    groups = []
-    for base, tuned in sorted(by_base.items()):
-        if len(tuned) == 1:
-            groups.append((f"{base} → {tuned[0]}", base, dict.fromkeys(corruptions, tuned[0])))
-            continue
-        per_row: dict[str, list[str]] = {}
-        for t in tuned:
-            for c in trained_on.get(t, ()):
-                per_row.setdefault(c, []).append(t)
-        if all(t in trained_on for t in tuned) and all(len(v) == 1 for v in per_row.values()):
-            groups.append((base, base, {c: v[0] for c, v in per_row.items()}))
-        else:  # no one model per row: each fine-tuned model is its own group
-            groups += [(f"{base} → {t}", base, dict.fromkeys(corruptions, t)) for t in tuned]
-    return groups
-
-
-def _group_description(label: str, base: str, rows: Mapping[str, str]) -> str:
-    if label != base:
-        return label
-    return f"{base} → " + ", ".join(
-        f"{t} on {display_corruption(c).lower()}" for c, t in rows.items()
-    )
 
 
 # --------------------------------------------------------------------------- the paper's tables

@@ -203,7 +203,7 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },
-    "vcrbench.tables.paper:retraining_table": {
+    "vcrbench.tables.retraining:retraining_table": {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },

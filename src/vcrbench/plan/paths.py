@@ -59,6 +59,9 @@ DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
+#: ImageNet-C's CE, relative CE and (partial) mCE, and means by corruption category.
+IMAGENET_C_MCE = f"{RESULTS}/tables/imagenet_c_mce.csv"
+CORRUPTION_CATEGORIES = f"{RESULTS}/tables/corruption_categories.csv"
 HUMAN_SIMILARITY = f"{RESULTS}/tables/human_similarity.csv"
 HUMAN_SIMILARITY_CLASSES = f"{RESULTS}/tables/human_similarity_classes.csv"
 PAPER_TABLES = f"{RESULTS}/tables/paper"

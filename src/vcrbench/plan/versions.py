@@ -42,6 +42,8 @@ VERSIONS: dict[str, int] = {
     "defense_table": 1,
     # tables and figures
     "imagenet_c_accuracy": 1,
+    "imagenet_c_mce": 1,
+    "corruption_categories": 1,
     "paper_tables": 1,
     "retraining_table": 1,
     "human_similarity": 1,

@@ -195,6 +195,15 @@ IMAGENET_C_MCE_COLUMNS = [
     "model", "row", "corruption", "category", "n_corruptions", "missing", "error",
     "clean_error", "alexnet_error", "alexnet_clean_error", "CE", "relative_CE",
 ]  # fmt: skip
+#: Columns of the restricted-analysis tables (``results/tables/clean_correct.csv``,
+#: ``zero_shot_unseen_only.csv``; vcrbench.tables.restricted) and of their curves.
+RESTRICTED_COLUMNS = [
+    "model", "corruption", "label_space", "property", "n_samples", "n_images", "clean_accuracy",
+    "R", "R_lo", "R_hi",
+]  # fmt: skip
+RESTRICTED_CURVE_COLUMNS = [
+    "model", "corruption", "label_space", "property", "v", "value", "lo", "hi",
+]  # fmt: skip
 #: Columns of ``results/tables/corruption_categories.csv``.
 CATEGORY_COLUMNS = [
     "source", "model", "label_space", "category", "metric", "value", "n_corruptions",

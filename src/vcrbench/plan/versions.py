@@ -39,6 +39,8 @@ VERSIONS: dict[str, int] = {
     "model_differences": 1,
     "model_error_consistency": 1,
     "zero_shot_tables": 1,
+    "clean_correct": 1,
+    "zero_shot_unseen_only": 1,
     "defense_table": 1,
     # tables and figures
     "imagenet_c_accuracy": 1,

@@ -93,8 +93,9 @@ rule clean_correct:
         seed=config["seed"],
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
+        analysis="clean_correct",
     script:
-        "../workflow/scripts/clean_correct.py"
+        "../workflow/scripts/restricted_tables.py"
 
 
 # A zero-shot split: the decision restricted to the unseen classes, from the saved
@@ -124,8 +125,9 @@ rule zero_shot_unseen_only:
         seed=config["seed"],
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
+        analysis="unseen_only",
     script:
-        "../workflow/scripts/zero_shot_unseen_only.py"
+        "../workflow/scripts/restricted_tables.py"
 
 
 rule collect_metrics:

@@ -1,5 +1,5 @@
-"""Per-class mean accuracy on unseen classes with the decision restricted to them (from the saved
-log-probabilities)."""
+"""R-hat and curves of a restricted analysis (vcrbench.tables.restricted): ``clean_correct``
+(samples of clean-correct images) or ``unseen_only`` (the decision over unseen classes only)."""
 
 from vcrbench import logs
 from vcrbench.plan import job, paths
@@ -13,14 +13,18 @@ with job.run(snakemake):
         w = paths.parse(paths.PREDICTIONS_GROUP, path)
         files.setdefault((w["model"], w["corruption"]), []).append(path)
     clean = {paths.parse(paths.PREDICTIONS_CLEAN, f)["model"]: f for f in snakemake.input.clean}
+    common = {"settings": p.settings, "seed": p.seed, "dataset_label_space": p.dataset_label_space}
+    if p.analysis == restricted.UNSEEN_ONLY:
+        analysis = restricted.unseen_only
+        common["unseen"] = restricted.unseen_classes(p.zero_shot)
+    else:
+        analysis = restricted.clean_correct_job
+        common.update(label_spaces=p.settings["label_spaces"], zero_shot=p.zero_shot)
     restricted.write_restricted_tables(
-        restricted.unseen_only,
+        analysis,
         [(m, c, f) for (m, c), f in files.items()],
         clean,
         snakemake.output.table,
         snakemake.output.curves,
-        unseen=restricted.unseen_classes(p.zero_shot),
-        settings=p.settings,
-        seed=p.seed,
-        dataset_label_space=p.dataset_label_space,
+        **common,
     )

@@ -5,7 +5,11 @@
   against the VCR test set), :func:`metrics_table` (every metric with intervals),
   :func:`leaderboard` (one corruption's models ranked), :func:`retraining_table` (Table 3:
   R̂, HMRI, MRSI for accuracy then consistency, before and after fine-tuning), and
-  :func:`paper_tables` (all but Table 3).
+  :func:`paper_tables` (all but Table 3);
+- :mod:`~vcrbench.tables.corruption_error`: ImageNet-C's CE, relative CE and mCE against AlexNet,
+  and means by corruption category;
+- :mod:`~vcrbench.tables.restricted`: R̂ and curves on clean-correct samples and of the
+  unseen-only decision (Yucel et al.'s zero-shot study).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
 (:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.

@@ -17,6 +17,8 @@ from .test_workflow import dry_run, scheduled_jobs
 #: Rules of the figures stage: the only ones a change of the `figures` block may rerun.
 FIGURE_RULES = {
     "imagenet_c_accuracy",
+    "imagenet_c_mce",
+    "corruption_categories",
     "paper_tables",
     "retraining_table",
     "human_similarity",

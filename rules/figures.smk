@@ -34,6 +34,33 @@ rule imagenet_c_accuracy:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
 
+# ImageNet-C accuracy per severity on the images each model classifies correctly when clean.
+rule imagenet_c_clean_correct:
+    input:
+        predictions=PLAN.imagenet_c_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        report(
+            paths.IMAGENET_C_CLEAN_CORRECT,
+            caption="../report/imagenet_c_clean_correct.rst",
+            category="Tables",
+            labels={"table": "ImageNet-C on clean-correct images"},
+        ),
+    log:
+        paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
+    benchmark:
+        paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("imagenet_c_clean_correct"),
+    params:
+        version=PLAN.version("imagenet_c_clean_correct"),
+        dataset_label_space=PLAN.dataset_label_space,
+    script:
+        "../workflow/scripts/imagenet_c_accuracy.py"
+
+
 # ImageNet-C's CE, relative CE and mCE (AlexNet-normalised; partial where the run lacks some of
 # its 15 corruptions), per corruption and category.
 rule imagenet_c_mce:

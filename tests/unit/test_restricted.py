@@ -153,3 +153,32 @@ def test_unseen_classes_need_a_split():
     for split in (None, {"seen": None, "unseen": None}):
         with pytest.raises(EvaluationError, match="dataset.zero_shot"):
             restricted.unseen_classes(split)
+
+
+def test_imagenet_c_clean_correct_counts_only_clean_correct_images(tmp_path):
+    def frame(ids, labels, preds, severity=None):
+        df = pd.DataFrame({"sample_id": np.arange(len(ids)), "image_id": ids, "label": labels,
+                           "dv": 0.0, "pred": preds, "prob_label": 0.5, "pred16": -1,
+                           "label16": -1})  # fmt: skip
+        if severity is not None:
+            df["severity"] = severity
+        return df
+
+    # i0, i1 right when clean, i2 wrong, i3 unlabelled
+    clean = frame(["i0", "i1", "i2", "i3"], [1, 2, 3, -1], [1, 2, 0, 5])
+    inc = frame(
+        ["i0", "i1", "i2", "i3"] * 2, [1, 2, 3, -1] * 2,
+        [1, 0, 3, 5, 0, 0, 3, 5],  # severity 1: i0 right, i1 wrong; severity 2: both wrong
+        severity=np.repeat([1, 2], 4),
+    )  # fmt: skip
+    io.write_parquet(clean, tmp_path / "clean.parquet")
+    io.write_parquet(inc, tmp_path / "inc.parquet")
+    out = restricted.imagenet_c_clean_correct(
+        {("m", "frost"): [tmp_path / "inc.parquet"]}, {"m": tmp_path / "clean.parquet"}
+    )
+    mine = out[out["label_space"] == "imagenet1k"].set_index("severity")
+    assert mine.loc["1", "accuracy"] == 0.5 and mine.loc["1", "n"] == 2  # i2 (now right) left out
+    assert mine.loc["2", "accuracy"] == 0.0
+    assert mine.loc["mean", "accuracy"] == 0.25 and mine.loc["mean", "n"] == 4
+    assert (out["consistency"] == out["accuracy"]).all()
+    assert set(out["label_space"]) == {"imagenet1k"}  # no 16-class decisions

@@ -18,6 +18,7 @@ from .test_workflow import dry_run, scheduled_jobs
 FIGURE_RULES = {
     "imagenet_c_accuracy",
     "imagenet_c_mce",
+    "imagenet_c_clean_correct",
     "corruption_categories",
     "paper_tables",
     "retraining_table",

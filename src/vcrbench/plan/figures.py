@@ -89,7 +89,7 @@ def figure_targets(config: Mapping) -> list[str]:
         for ext in TABLE_FORMATS
     ]
     if imagenet_c:
-        out.append(paths.IMAGENET_C_ACCURACY)
+        out += [paths.IMAGENET_C_ACCURACY, paths.IMAGENET_C_CLEAN_CORRECT]
         if dataset_label_space_name(config) == IMAGENET1K:
             out.append(paths.IMAGENET_C_MCE)
     out.append(paths.CORRUPTION_CATEGORIES)

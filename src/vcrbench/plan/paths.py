@@ -67,6 +67,8 @@ ZERO_SHOT_UNSEEN_ONLY_CURVES = f"{RESULTS}/tables/zero_shot_unseen_only_curves.c
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
 #: ImageNet-C's CE, relative CE and (partial) mCE, and means by corruption category.
 IMAGENET_C_MCE = f"{RESULTS}/tables/imagenet_c_mce.csv"
+#: ImageNet-C accuracy per severity on the images each model classifies correctly when clean.
+IMAGENET_C_CLEAN_CORRECT = f"{RESULTS}/tables/imagenet_c_clean_correct.csv"
 CORRUPTION_CATEGORIES = f"{RESULTS}/tables/corruption_categories.csv"
 HUMAN_SIMILARITY = f"{RESULTS}/tables/human_similarity.csv"
 HUMAN_SIMILARITY_CLASSES = f"{RESULTS}/tables/human_similarity_classes.csv"

@@ -45,6 +45,7 @@ VERSIONS: dict[str, int] = {
     # tables and figures
     "imagenet_c_accuracy": 1,
     "imagenet_c_mce": 1,
+    "imagenet_c_clean_correct": 1,
     "corruption_categories": 1,
     "paper_tables": 1,
     "retraining_table": 1,

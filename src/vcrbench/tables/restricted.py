@@ -15,7 +15,8 @@
   similarity, and log-softmax shifts every logit of an image by the same amount), up to ties that
   the float16 log-probabilities may create (ties go to the lower class index).
 
-Both write an estimates table (:data:`~vcrbench.vocab.RESTRICTED_COLUMNS`: R̂ with its interval,
+On ImageNet-C's fixed severities the clean-correct analysis is a table of accuracy per severity
+(:func:`imagenet_c_clean_correct`). The Δv analyses write an estimates table (:data:`~vcrbench.vocab.RESTRICTED_COLUMNS`: R̂ with its interval,
 samples and the clean anchor) and a curves table (:data:`~vcrbench.vocab.RESTRICTED_CURVE_COLUMNS`:
 the estimated curve on the estimator's grid, with its band).
 """
@@ -35,6 +36,7 @@ from vcrbench.errors import EvaluationError
 from vcrbench.vocab import (
     HUMAN_LABEL_SPACE,
     IMAGENET1K,
+    IMAGENET_C_COLUMNS,
     RESTRICTED_COLUMNS,
     RESTRICTED_CURVE_COLUMNS,
 )
@@ -251,3 +253,40 @@ def clean_correct_job(prediction_paths, clean_path, **kwargs):
     """:func:`clean_correct` from a model's prediction files on one test set and its clean ones."""
     preds = evaluate.read_predictions(prediction_paths)
     return clean_correct(preds, evaluate.read_prediction_file(clean_path), **kwargs)
+
+
+def imagenet_c_clean_correct(
+    predictions: Mapping[tuple[str, str], Sequence[str | os.PathLike]],
+    clean: Mapping[str, str | os.PathLike],
+    *,
+    dataset_label_space: str = IMAGENET1K,
+    label_spaces: Sequence[str] = ("dataset", HUMAN_LABEL_SPACE),
+) -> pd.DataFrame:
+    """ImageNet-C accuracy per severity on the images the model classifies correctly when clean
+    (the columns of :func:`vcrbench.evaluate.imagenet_c_accuracy`; ``n`` counts those images, and
+    ``consistency``, the share whose decision equals the clean one, equals ``accuracy`` there).
+    ``mean`` is the mean over the severities."""
+    rows = []
+    for (model, corruption), files in sorted(predictions.items()):
+        preds = pd.concat(
+            [evaluate.read_prediction_file(f, ["severity"]) for f in files], ignore_index=True
+        )
+        ref = evaluate.read_prediction_file(clean[model])
+        for space in dict.fromkeys(
+            dataset_label_space if s == "dataset" else s for s in label_spaces
+        ):
+            found = evaluate.decisions(preds, ref, space, dataset_label_space, where=str(files[0]))
+            if found is None:
+                continue
+            pred, label, clean_pred = found
+            keep = (label >= 0) & (clean_pred == label)
+            severity = preds["severity"].to_numpy()
+            per = []
+            for sev in sorted(np.unique(severity)):
+                at = keep & (severity == sev)
+                acc = float((pred[at] == label[at]).mean()) if at.any() else np.nan
+                per.append((str(int(sev)), acc, int(at.sum())))
+            mean = float(np.mean([p[1] for p in per])) if per else np.nan
+            per.append(("mean", mean, sum(p[2] for p in per)))
+            rows += [(model, corruption, space, s, a, a, n, n) for s, a, n in per]
+    return pd.DataFrame(rows, columns=IMAGENET_C_COLUMNS)

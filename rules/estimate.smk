@@ -52,6 +52,70 @@ rule zero_shot_tables:
         "../workflow/scripts/zero_shot_tables.py"
 
 
+# Curves and R-hat on the samples whose clean image the model classifies correctly (Yucel et al.'s
+# "corrupting only the correct predictions").
+rule clean_correct:
+    input:
+        predictions=PLAN.group_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        table=report(
+            paths.CLEAN_CORRECT,
+            caption="../report/clean_correct.rst",
+            category="Tables",
+        ),
+        curves=paths.CLEAN_CORRECT_CURVES,
+    log:
+        paths.log("clean_correct", "clean_correct"),
+    benchmark:
+        paths.benchmark("clean_correct", "clean_correct")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("clean_correct"),
+    params:
+        version=PLAN.version("clean_correct"),
+        settings=PLAN.section("estimation"),
+        seed=config["seed"],
+        dataset_label_space=PLAN.dataset_label_space,
+        zero_shot=PLAN.zero_shot,
+        analysis="clean_correct",
+    script:
+        "../workflow/scripts/restricted_tables.py"
+
+
+# A zero-shot split: the decision restricted to the unseen classes, from the saved
+# log-probabilities (inference.save_logprobs).
+rule zero_shot_unseen_only:
+    input:
+        predictions=PLAN.group_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        table=report(
+            paths.ZERO_SHOT_UNSEEN_ONLY,
+            caption="../report/zero_shot_unseen_only.rst",
+            category="Tables",
+        ),
+        curves=paths.ZERO_SHOT_UNSEEN_ONLY_CURVES,
+    log:
+        paths.log("zero_shot_unseen_only", "zero_shot_unseen_only"),
+    benchmark:
+        paths.benchmark("zero_shot_unseen_only", "zero_shot_unseen_only")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("zero_shot_unseen_only"),
+    params:
+        version=PLAN.version("zero_shot_unseen_only"),
+        settings=PLAN.section("estimation"),
+        seed=config["seed"],
+        dataset_label_space=PLAN.dataset_label_space,
+        zero_shot=PLAN.zero_shot,
+        analysis="unseen_only",
+    script:
+        "../workflow/scripts/restricted_tables.py"
+
+
 rule collect_metrics:
     input:
         PLAN.metrics_files,

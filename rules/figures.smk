@@ -27,6 +27,90 @@ rule imagenet_c_accuracy:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
 
+# ImageNet-C accuracy per severity on the images each model classifies correctly when clean.
+rule imagenet_c_clean_correct:
+    input:
+        predictions=PLAN.imagenet_c_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        report(
+            paths.IMAGENET_C_CLEAN_CORRECT,
+            caption="../report/imagenet_c_clean_correct.rst",
+            category="Tables",
+            labels={"table": "ImageNet-C on clean-correct images"},
+        ),
+    log:
+        paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
+    benchmark:
+        paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("imagenet_c_clean_correct"),
+    params:
+        version=PLAN.version("imagenet_c_clean_correct"),
+        dataset_label_space=PLAN.dataset_label_space,
+    script:
+        "../workflow/scripts/imagenet_c_accuracy.py"
+
+
+# ImageNet-C's CE, relative CE and mCE (AlexNet-normalised; partial where the run lacks some of
+# its 15 corruptions), per corruption and category.
+rule imagenet_c_mce:
+    input:
+        accuracy=rules.imagenet_c_accuracy.output[0],
+        predictions=PLAN.imagenet_c_prediction_files,
+        clean=PLAN.clean_prediction_files,
+    output:
+        report(
+            paths.IMAGENET_C_MCE,
+            caption="../report/imagenet_c_mce.rst",
+            category="Tables",
+            labels={"table": "ImageNet-C mCE"},
+        ),
+    log:
+        paths.log("imagenet_c_mce", "imagenet_c_mce"),
+    benchmark:
+        paths.benchmark("imagenet_c_mce", "imagenet_c_mce")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("imagenet_c_mce"),
+    params:
+        version=PLAN.version("imagenet_c_mce"),
+    script:
+        "../workflow/scripts/imagenet_c_mce.py"
+
+
+# Means by corruption category (noise, blur, weather, digital, other) of the ImageNet-C accuracy
+# and of the VCR metrics.
+rule corruption_categories:
+    input:
+        metrics=rules.collect_metrics.output[0],
+        imagenet_c=(
+            [paths.IMAGENET_C_ACCURACY] if PLAN.imagenet_c_prediction_files() else []
+        ),
+    output:
+        report(
+            paths.CORRUPTION_CATEGORIES,
+            caption="../report/corruption_categories.rst",
+            category="Tables",
+            labels={"table": "by corruption category"},
+        ),
+    log:
+        paths.log("corruption_categories", "corruption_categories"),
+    benchmark:
+        paths.benchmark("corruption_categories", "corruption_categories")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("corruption_categories"),
+    params:
+        version=PLAN.version("corruption_categories"),
+    script:
+        "../workflow/scripts/corruption_categories.py"
+
+
 rule paper_tables:
     input:
         metrics=rules.collect_metrics.output[0],

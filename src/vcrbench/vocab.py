@@ -332,3 +332,49 @@ ZERO_SHOT_TRANSITION_COLUMNS = [
 ]  # fmt: skip
 #: The image columns of a shard (raw uint8 pixels and their shape; vcrbench.io.image_column).
 IMAGE_COLUMNS = ["image", "height", "width"]
+
+# --------------------------------------------------------------------------- corruption categories
+
+#: ImageNet-C's four corruption categories (Hendrycks & Dietterich 2019), and what a corruption
+#: outside them is reported under.
+CORRUPTION_CATEGORIES = ("noise", "blur", "weather", "digital")
+OTHER_CATEGORY = "other"
+#: The 15 corruptions of ImageNet-C's benchmark, in its order: mCE is the mean CE over them.
+IMAGENET_C_BENCHMARK = (
+    "gaussian_noise", "shot_noise", "impulse_noise",
+    "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
+    "snow", "frost", "fog", "brightness",
+    "contrast", "elastic_transform", "pixelate", "jpeg_compression",
+)  # fmt: skip
+#: Category of a corruption name: ImageNet-C's 15 as it defines them (brightness is weather,
+#: contrast digital), its held-out Gaussian blur, and the other registered corruptions that clearly
+#: belong to one (Albumentations' blurs, Geirhos et al.'s uniform noise and contrast reduction).
+#: Any other corruption is :data:`OTHER_CATEGORY` (``vcrbench.corruptions.Corruption.category``).
+CORRUPTION_CATEGORY: dict[str, str] = {
+    "gaussian_noise": "noise", "shot_noise": "noise", "impulse_noise": "noise",
+    "uniform_noise": "noise",
+    "defocus_blur": "blur", "glass_blur": "blur", "motion_blur": "blur", "zoom_blur": "blur",
+    "gaussian_blur": "blur", "blur": "blur", "median_blur": "blur",
+    "snow": "weather", "frost": "weather", "fog": "weather", "brightness": "weather",
+    "contrast": "digital", "elastic_transform": "digital", "pixelate": "digital",
+    "jpeg_compression": "digital", "geirhos_contrast": "digital",
+}  # fmt: skip
+#: Columns of ``results/tables/imagenet_c_mce.csv``.
+IMAGENET_C_MCE_COLUMNS = [
+    "model", "row", "corruption", "category", "n_corruptions", "missing", "error",
+    "clean_error", "alexnet_error", "alexnet_clean_error", "CE", "relative_CE",
+]  # fmt: skip
+#: Columns of the restricted-analysis tables (``results/tables/clean_correct.csv``,
+#: ``zero_shot_unseen_only.csv``; vcrbench.tables.restricted) and of their curves.
+RESTRICTED_COLUMNS = [
+    "model", "corruption", "label_space", "property", "n_samples", "n_images", "clean_accuracy",
+    "R", "R_lo", "R_hi",
+]  # fmt: skip
+RESTRICTED_CURVE_COLUMNS = [
+    "model", "corruption", "label_space", "property", "v", "value", "lo", "hi",
+]  # fmt: skip
+#: Columns of ``results/tables/corruption_categories.csv``.
+CATEGORY_COLUMNS = [
+    "source", "model", "label_space", "category", "metric", "value", "n_corruptions",
+    "corruptions",
+]  # fmt: skip

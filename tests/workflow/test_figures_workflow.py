@@ -17,6 +17,9 @@ from .test_workflow import dry_run, scheduled_jobs
 #: Rules of the figures stage: the only ones a change of the `figures` block may rerun.
 FIGURE_RULES = {
     "imagenet_c_accuracy",
+    "imagenet_c_mce",
+    "imagenet_c_clean_correct",
+    "corruption_categories",
     "paper_tables",
     "retraining_table",
     "human_similarity",

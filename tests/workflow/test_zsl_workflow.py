@@ -137,3 +137,36 @@ def test_own_label_space_runs_end_to_end(tmp_path):
     # nothing left to do on a rerun
     again = snakemake(tmp_path, "-n", "--cores", "1", configfile=configfile)
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_unseen_only_is_planned_only_with_saved_logprobs(tmp_path):
+    configfile, _ = _config(tmp_path)
+    (tmp_path / "cub_net.pth").write_bytes(b"")  # a dry run needs the file, not its contents
+    rules = {rule for rule, _ in scheduled_jobs(dry_run(tmp_path, configfile=configfile))}
+    assert "clean_correct" in rules and "zero_shot_unseen_only" not in rules
+    inference = {"batch_size": 16, "num_workers": 0, "shards_per_job": 2, "device": "cpu"}
+    configfile, _ = _config(tmp_path, inference={**inference, "save_logprobs": True})
+    rules = {rule for rule, _ in scheduled_jobs(dry_run(tmp_path, configfile=configfile))}
+    assert {"clean_correct", "zero_shot_unseen_only"} <= rules
+
+
+@pytest.mark.slow
+def test_unseen_only_and_clean_correct_tables_end_to_end(tmp_path):
+    inference = {"batch_size": 16, "num_workers": 0, "shards_per_job": 2, "device": "cpu"}
+    configfile, _ = _config(tmp_path, inference={**inference, "save_logprobs": True})
+    _checkpoint(tmp_path)
+    proc = snakemake(tmp_path, "--cores", "2", "--show-failed-logs", configfile=configfile)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    tables = tmp_path / "results" / "tables"
+    unseen = pd.read_csv(tables / "zero_shot_unseen_only.csv")
+    # the split has one unseen class: restricted to it, every decision on its images is right
+    row = unseen.iloc[0]
+    assert row["property"] == "unseen_only_accuracy" and row["n_images"] == 4
+    assert row["clean_accuracy"] == 1.0 and row["R"] == pytest.approx(1.0)
+    assert len(pd.read_csv(tables / "zero_shot_unseen_only_curves.csv")) > 0
+    correct = pd.read_csv(tables / "clean_correct.csv")
+    clean = io.read_parquet(tmp_path / "results" / "predictions" / "cub_net" / "clean.parquet")
+    n_ok = int((clean["pred"] == clean["label"]).sum())
+    acc = correct[correct["property"] == "accuracy"]
+    assert acc["n_images"].tolist() == ([n_ok] if n_ok else [])
+    assert (acc["clean_accuracy"] == 1.0).all()

@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 
 from vcrbench.errors import CorruptionError, did_you_mean
-from vcrbench.vocab import param_column
+from vcrbench.vocab import CORRUPTION_CATEGORY, OTHER_CATEGORY, param_column
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
 #: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
@@ -96,6 +96,12 @@ class Corruption:
     description: str = ""
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def category(self) -> str:
+        """ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
+        belongs to one (:data:`vcrbench.vocab.CORRUPTION_CATEGORY`), else ``"other"``."""
+        return CORRUPTION_CATEGORY.get(self.name, OTHER_CATEGORY)
 
     @property
     def param_names(self) -> list[str]:

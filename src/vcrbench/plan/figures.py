@@ -11,10 +11,16 @@ from collections.abc import Mapping
 
 from vcrbench.figures.options import DEFAULT_FAMILY, check_options
 from vcrbench.plan import paths
-from vcrbench.plan.config import corruption_names, imagenet_c_corruptions, model_entries
+from vcrbench.plan.config import (
+    corruption_names,
+    dataset_label_space_name,
+    imagenet_c_corruptions,
+    model_entries,
+)
 from vcrbench.plan.humans import geirhos_references, human_references, references_in_use
 from vcrbench.plan.models import defense_pairs
 from vcrbench.plan.retrain import retrained_pairs, run_settings
+from vcrbench.vocab import IMAGENET1K
 
 #: Formats of the paper's tables.
 TABLE_FORMATS = ("csv", "md", "tex")
@@ -81,7 +87,10 @@ def figure_targets(config: Mapping) -> list[str]:
         for ext in TABLE_FORMATS
     ]
     if imagenet_c:
-        out.append(paths.IMAGENET_C_ACCURACY)
+        out += [paths.IMAGENET_C_ACCURACY, paths.IMAGENET_C_CLEAN_CORRECT]
+        if dataset_label_space_name(config) == IMAGENET1K:
+            out.append(paths.IMAGENET_C_MCE)
+    out.append(paths.CORRUPTION_CATEGORIES)
     if references:
         out.append(paths.HUMAN_SIMILARITY)
     return out

@@ -56,9 +56,20 @@ MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
 ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"
 ZERO_SHOT_TRANSITIONS = f"{RESULTS}/tables/zero_shot_transitions.csv"
 DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"
+#: Restricted analyses (vcrbench.tables.restricted): samples of clean-correct images, and the
+#: unseen-only decision of a zero-shot split; R̂ per row and the curves.
+CLEAN_CORRECT = f"{RESULTS}/tables/clean_correct.csv"
+CLEAN_CORRECT_CURVES = f"{RESULTS}/tables/clean_correct_curves.csv"
+ZERO_SHOT_UNSEEN_ONLY = f"{RESULTS}/tables/zero_shot_unseen_only.csv"
+ZERO_SHOT_UNSEEN_ONLY_CURVES = f"{RESULTS}/tables/zero_shot_unseen_only_curves.csv"
 
 # --------------------------------------------------------------------------- figures and tables
 IMAGENET_C_ACCURACY = f"{RESULTS}/tables/imagenet_c_accuracy.csv"
+#: ImageNet-C's CE, relative CE and (partial) mCE, and means by corruption category.
+IMAGENET_C_MCE = f"{RESULTS}/tables/imagenet_c_mce.csv"
+#: ImageNet-C accuracy per severity on the images each model classifies correctly when clean.
+IMAGENET_C_CLEAN_CORRECT = f"{RESULTS}/tables/imagenet_c_clean_correct.csv"
+CORRUPTION_CATEGORIES = f"{RESULTS}/tables/corruption_categories.csv"
 HUMAN_SIMILARITY = f"{RESULTS}/tables/human_similarity.csv"
 HUMAN_SIMILARITY_CLASSES = f"{RESULTS}/tables/human_similarity_classes.csv"
 PAPER_TABLES = f"{RESULTS}/tables/paper"

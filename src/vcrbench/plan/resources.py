@@ -47,6 +47,8 @@ RULES: dict[str, dict[str, int]] = {
     "geirhos_trained_table": {"mem_mb": 4000, "runtime": 60},
     "estimate_curves": {"mem_mb": 4000, "runtime": 30},
     "zero_shot_tables": {"mem_mb": 4000, "runtime": 30},
+    "clean_correct": {"mem_mb": 4000, "runtime": 120},
+    "zero_shot_unseen_only": {"mem_mb": 8000, "runtime": 60},
     "prepare_retrain_pool": {"mem_mb": 4000, "runtime": 120},
     "check_pool_overlap": {"runtime": 60},
     "finetune_model": {"runtime": 720},

@@ -123,8 +123,11 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
             outputs += [paths.GEIRHOS_DNN_TABLE, paths.GEIRHOS_CONSISTENCY]
         if len(self.models) > 1:
             outputs.append(paths.MODEL_CONSISTENCY)
+        outputs += [paths.CLEAN_CORRECT, paths.CLEAN_CORRECT_CURVES]
         if self.zero_shot is not None:
             outputs += [paths.ZERO_SHOT_CLASSES, paths.ZERO_SHOT_TRANSITIONS]
+            if self.zero_shot["unseen"] is not None and self.config["inference"]["save_logprobs"]:
+                outputs += [paths.ZERO_SHOT_UNSEEN_ONLY, paths.ZERO_SHOT_UNSEEN_ONLY_CURVES]
         if self.defense_pairs:
             outputs.append(paths.DEFENSES_TABLE)
         if self.config["humans"]["conditions_table"]:

@@ -6,7 +6,11 @@
   :func:`leaderboard` (one corruption's models ranked) and :func:`paper_tables` (all but
   Table 3);
 - :mod:`~vcrbench.tables.retraining`: :func:`retraining_table` (Table 3: R̂, HMRI, MRSI for
-  accuracy then consistency, before and after fine-tuning).
+  accuracy then consistency, before and after fine-tuning);
+- :mod:`~vcrbench.tables.corruption_error`: ImageNet-C's CE, relative CE and mCE against AlexNet,
+  and means by corruption category;
+- :mod:`~vcrbench.tables.restricted`: R̂ and curves on clean-correct samples and of the
+  unseen-only decision (Yucel et al.'s zero-shot study).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
 (:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.

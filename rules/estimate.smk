@@ -65,18 +65,11 @@ rule clean_correct:
             category="Tables",
         ),
         curves=paths.CLEAN_CORRECT_CURVES,
-    log:
-        paths.log("clean_correct", "clean_correct"),
-    benchmark:
-        paths.benchmark("clean_correct", "clean_correct")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("clean_correct"),
     params:
-        version=PLAN.version("clean_correct"),
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
+        seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
         analysis="clean_correct",
@@ -97,18 +90,11 @@ rule zero_shot_unseen_only:
             category="Tables",
         ),
         curves=paths.ZERO_SHOT_UNSEEN_ONLY_CURVES,
-    log:
-        paths.log("zero_shot_unseen_only", "zero_shot_unseen_only"),
-    benchmark:
-        paths.benchmark("zero_shot_unseen_only", "zero_shot_unseen_only")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("zero_shot_unseen_only"),
     params:
-        version=PLAN.version("zero_shot_unseen_only"),
         settings=PLAN.section("estimation"),
-        seed=config["seed"],
+        seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
         analysis="unseen_only",

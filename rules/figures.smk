@@ -39,16 +39,9 @@ rule imagenet_c_clean_correct:
             category="Tables",
             labels={"table": "ImageNet-C on clean-correct images"},
         ),
-    log:
-        paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
-    benchmark:
-        paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_clean_correct"),
     params:
-        version=PLAN.version("imagenet_c_clean_correct"),
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
@@ -68,16 +61,8 @@ rule imagenet_c_mce:
             category="Tables",
             labels={"table": "ImageNet-C mCE"},
         ),
-    log:
-        paths.log("imagenet_c_mce", "imagenet_c_mce"),
-    benchmark:
-        paths.benchmark("imagenet_c_mce", "imagenet_c_mce")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_mce"),
-    params:
-        version=PLAN.version("imagenet_c_mce"),
     script:
         "../workflow/scripts/imagenet_c_mce.py"
 
@@ -97,16 +82,8 @@ rule corruption_categories:
             category="Tables",
             labels={"table": "by corruption category"},
         ),
-    log:
-        paths.log("corruption_categories", "corruption_categories"),
-    benchmark:
-        paths.benchmark("corruption_categories", "corruption_categories")
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("corruption_categories"),
-    params:
-        version=PLAN.version("corruption_categories"),
     script:
         "../workflow/scripts/corruption_categories.py"
 

@@ -203,6 +203,10 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },
+    "vcrbench.tables.restricted:clean_correct": {"label_spaces": "estimation.label_spaces"},
+    "vcrbench.tables.restricted:imagenet_c_clean_correct": {
+        "label_spaces": "estimation.label_spaces"
+    },
     "vcrbench.tables.retraining:retraining_table": {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",

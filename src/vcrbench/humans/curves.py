@@ -193,7 +193,11 @@ def _estimate_one(
     kwargs = estimation.estimate_kwargs(settings)
     n_boot = int(kwargs.pop("n_boot", estimation.DEFAULT_N_BOOT))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
-    common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1") if k in kwargs}
+    common = {
+        k: kwargs[k]
+        for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline")
+        if k in kwargs
+    }
     if kwargs.get("lam") is None and kwargs.get("bootstrap_penalty", "reselect") == "reselect":
         common["n_folds"] = kwargs.get("n_folds", estimation.DEFAULT_N_FOLDS)
     group_labels = trials[groups].to_numpy() if groups else None

@@ -167,3 +167,25 @@ rule model_error_consistency:
         n_bins=config["estimation"]["bins"],
     script:
         "../workflow/scripts/model_error_consistency.py"
+
+
+rule definitions_table:
+    output:
+        report(
+            paths.DEFINITIONS,
+            caption="../report/definitions.rst",
+            category="Tables",
+        ),
+    log:
+        paths.log("definitions_table", "definitions"),
+    benchmark:
+        paths.benchmark("definitions_table", "definitions")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("definitions_table"),
+    params:
+        version=PLAN.version("definitions_table"),
+        rows=vplan.definitions.definitions(config),
+    script:
+        "../workflow/scripts/definitions_table.py"

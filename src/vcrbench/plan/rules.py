@@ -353,6 +353,7 @@ class Plan:
             *self.imagenet_c_files(),
             *self.prediction_files(),
             paths.COVERAGE,
+            paths.DEFINITIONS,
             paths.VCR_METRICS,
             paths.MODEL_DIFFERENCES,
             *self.training_logs(),

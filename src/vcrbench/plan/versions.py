@@ -40,6 +40,7 @@ VERSIONS: dict[str, int] = {
     "model_error_consistency": 1,
     "zero_shot_tables": 1,
     "defense_table": 1,
+    "definitions_table": 1,
     # tables and figures
     "imagenet_c_accuracy": 1,
     "paper_tables": 1,

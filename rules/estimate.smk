@@ -26,7 +26,6 @@ rule estimate_curves:
         seed=config["seed"],
         dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
-        metric_range=config["humans"]["metric_range"],
         scenario_level=config["humans"]["scenario_level"],
         zero_shot=PLAN.zero_shot,
     script:

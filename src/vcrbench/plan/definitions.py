@@ -59,7 +59,6 @@ def definitions(config: Mapping) -> list[dict]:
     bins, min_count, weighting = (
         get(f"estimation.{k}") for k in ("bins", "min_count", "weighting")
     )
-    metric_range = get("humans.metric_range")
     band, level = get("estimation.similarity_band"), get("estimation.similarity_level")
     consistency = get("humans.error_consistency")
     label_space = get("figures.label_space")
@@ -131,10 +130,11 @@ def definitions(config: Mapping) -> list[dict]:
         _row(
             "integration range of HMRI and MRSI",
             "[0, 1]",
-            "[0, 1]" if metric_range == "full" else "the human reference's Δv support",
-            "humans.metric_range",
-            metric_range == "full",
-            "" if metric_range == "full" else "outside the support the human curve is extrapolated",
+            "[0, 1] (vcr_metrics.csv HMRI_*, MRSI_*)",
+            "",
+            YES,
+            "HMRI_*_support, MRSI_*_support: over the human reference's Δv support, outside which "
+            "the human curve is extrapolated",
         ),
         _row(
             "similarity test of human curves",

@@ -113,6 +113,14 @@ def definitions(config: Mapping) -> list[dict]:
             YES,
         ),
         _row(
+            "humans' anchor s_p(0)",
+            "not given (the human s_p lies below the models' at small Δv)",
+            "the humans' consistency on the clean image shown again; no s_p without such trials",
+            "",
+            UNSTATED,
+            "people are not deterministic: s_p(0) is not pinned at 1",
+        ),
+        _row(
             "anchor s(1)",
             "the last bin is anchored, its value not given",
             "free (s(1) >= 0)" if anchor1 is None else anchor1,

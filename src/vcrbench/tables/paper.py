@@ -22,6 +22,7 @@ from vcrbench.tables.format import (
     fmt,
     latex_text,
 )
+from vcrbench.tables.spaces import merge_spaces, space_column
 from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS
 
 # --------------------------------------------------------------------------- Table 2
@@ -118,19 +119,6 @@ def _reference_cells(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def _merge_spaces(metrics: pd.DataFrame, label_space: str) -> pd.DataFrame:
-    """One row per model and corruption: R̂ from ``label_space``, HMRI/MRSI from the human
-    label space (where they exist)."""
-    r_cols = [c for c in metrics if c.startswith(("R_a", "R_p"))]
-    base = metrics[metrics["label_space"] == label_space][["model", "corruption", *r_cols]]
-    h_cols = [c for c in metrics if c.startswith(("HMRI_", "MRSI_"))]
-    ref_cols = [c for c in ("human_reference", "reference_how") if c in metrics]
-    human = metrics[metrics["label_space"] == HUMAN_LABEL_SPACE][
-        ["model", "corruption", *h_cols, *ref_cols]
-    ]
-    return base.merge(human, on=["model", "corruption"], how="left")
-
-
 # --------------------------------------------------------------------------- leaderboard
 
 
@@ -165,7 +153,7 @@ def leaderboard(
             f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))}; "
             "config key figures.label_space)"
         )
-    df = _merge_spaces(rows, label_space)
+    df = merge_spaces(rows, label_space)
     key = sort_by if sort_by in df and df[sort_by].notna().any() else "R_a"
     df = df.sort_values([key, "model"], ascending=[False, True], na_position="last", kind="stable")
     df = df.reset_index(drop=True)
@@ -173,9 +161,9 @@ def leaderboard(
     df.insert(0, "rank", rank.astype("Int64"))
     families = families or {}
     df.insert(2, "family", [families.get(m, "other") for m in df["model"]])
-    df["label_space"] = label_space
-    shown = [m for m in METRICS if m in df and df[m].notna().any()]
-    keep = ["rank", "model", "family", "label_space"]
+    own = [space_column(m, label_space) for m in ("R_a", "R_p")]
+    shown = [m for m in (*METRICS, *own) if m in df and df[m].notna().any()]
+    keep = ["rank", "model", "family", "R_label_space"]
     for m in shown:
         keep += [m, f"{m}_lo", f"{m}_hi"]
     human = any(m.startswith(("HMRI", "MRSI")) for m in shown)
@@ -183,7 +171,7 @@ def leaderboard(
         keep += [c for c in ("human_reference", "reference_how") if c in df]
     same = None
     if differences is not None:
-        space = HUMAN_LABEL_SPACE if key.startswith(("HMRI", "MRSI")) else label_space
+        space = HUMAN_LABEL_SPACE if human or key.startswith(("HMRI", "MRSI")) else label_space
         same = _next_indistinguishable(df["model"].tolist(), differences, corruption, space, key)
         df["indistinguishable_from_next"] = same
         keep.append("indistinguishable_from_next")
@@ -196,16 +184,19 @@ def leaderboard(
         }
     )
     for m in shown:
-        display[m] = _interval_cells(df, m, digits)
+        header = f"{HEADERS_MD[m[:3]]} ({label_space})" if m in own else m
+        display[header] = _interval_cells(df, m, digits)
     if same is not None:
         display["≈ next"] = ["≈" if v is True else ("" if v is False else MISSING) for v in same]
     name = display_corruption(corruption)
     caption = (
-        f"{name}: models ranked by {HEADERS_MD.get(key, key)} (R̂ on {label_space} labels"
+        f"{name}: models ranked by {HEADERS_MD.get(key, key)} ("
         + (
-            ", HMRI/MRSI on the 16 classes of the human reference"
-            if human
-            else "; no human reference, so no HMRI/MRSI"
+            "R̂ and HMRI/MRSI on the 16 classes of the human reference, "
+            f"R̂ on {label_space} labels in its own columns"
+            if human and label_space != HUMAN_LABEL_SPACE
+            else f"R̂ on {label_space} labels"
+            + ("" if human else "; no human reference, so no HMRI/MRSI")
         )
         + "); 95% bootstrap intervals"
         + (
@@ -278,12 +269,18 @@ def retraining_table(
         for m in (tuned, base):
             if m not in known:
                 raise TableError(f"retraining table: model {m!r} has no rows in the metrics table")
-    merged = _merge_spaces(metrics, label_space)
+    merged = merge_spaces(metrics, label_space)
     cols = [f"{m}_{k}" for k, _ in TABLE3_METRICS for m in ("R", "HMRI", "MRSI")]
     for c in cols:
         if c not in merged:
             merged[c] = np.nan
-    values = merged.set_index(["model", "corruption"])[cols]
+    # R̂ in the dataset's space beside the 16-class R̂: in the CSV, not in the display.
+    own = [space_column(f"R_{k}", label_space) for k, _ in TABLE3_METRICS]
+    own = [c for c in own if c in merged]
+    in_human = set(
+        merged.loc[merged["R_label_space"] == HUMAN_LABEL_SPACE, "corruption"].astype(str)
+    )
+    values = merged.set_index(["model", "corruption"])[cols + own]
     all_corruptions = (
         list(corruptions) if corruptions is not None else sorted(set(merged["corruption"]))
     )
@@ -317,7 +314,7 @@ def retraining_table(
                 )
     data = _round(pd.DataFrame(long_rows).drop_duplicates(ignore_index=True), digits)
 
-    change = _changes(differences, label_space) if differences is not None else None
+    change = _changes(differences, label_space, in_human) if differences is not None else None
     if change is not None:
         for _, base, rows in groups:
             for c in present:
@@ -386,7 +383,13 @@ def retraining_table(
     caption = (
         "VCR before and after retraining ("
         + "; ".join(_group_description(label, base, rows) for label, base, rows in groups)
-        + f"; R̂ on {label_space} labels, HMRI/MRSI on the 16 classes of the human reference). "
+        + "; R̂ and HMRI/MRSI on the 16 classes of the human reference"
+        + (
+            f", R̂ on {label_space} labels where a corruption has none"
+            if label_space != HUMAN_LABEL_SPACE
+            else ""
+        )
+        + "). "
         "Bold: improved after retraining."
         + (
             " Change: after − before with its paired 95% bootstrap interval (the same test "
@@ -406,13 +409,14 @@ def retraining_table(
     )
 
 
-def _changes(differences: pd.DataFrame, label_space: str) -> dict:
+def _changes(differences: pd.DataFrame, label_space: str, in_human=frozenset()) -> dict:
     """``{(fine-tuned, base, corruption, metric column): (diff, lo, hi)}`` of the fine-tuned-vs-base
-    rows of ``model_differences.csv`` (R̂ in ``label_space``, HMRI/MRSI in the human space)."""
+    rows of ``model_differences.csv`` (HMRI/MRSI in the human space, R̂ too on the corruptions
+    ``in_human`` whose R̂ the table shows there, elsewhere R̂ in ``label_space``)."""
     out = {}
     rows = differences[differences["relation"] == "fine-tuned vs base"]
     for r in rows.itertuples():
-        human = r.metric.startswith(("HMRI", "MRSI"))
+        human = r.metric.startswith(("HMRI", "MRSI")) or r.corruption in in_human
         if r.label_space != (HUMAN_LABEL_SPACE if human else label_space):
             continue
         out[(r.model_a, r.model_b, r.corruption, r.metric)] = (r.diff, r.diff_lo, r.diff_hi)

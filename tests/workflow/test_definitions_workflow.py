@@ -17,7 +17,7 @@ def test_definitions_table_from_the_paper_config_without_data(tmp_path):
     cfg["retrain"]["pool"]["path"] = str(tmp_path)
     config = tmp_path / "paper.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    proc = snakemake(tmp_path, paths.DEFINITIONS, "--cores", "1", configfile=config)
+    proc = snakemake(tmp_path, "--cores", "1", paths.DEFINITIONS, configfile=config)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert "1 of 1 steps" in proc.stdout + proc.stderr
     table = pd.read_csv(tmp_path / paths.DEFINITIONS, keep_default_na=False)

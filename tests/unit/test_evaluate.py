@@ -137,6 +137,15 @@ def test_evaluate_writes_curves_and_metrics(tmp_path):
     pd.testing.assert_frame_equal(table, again)
 
 
+def evaluate_against_reference(paths, clean, tmp_path):
+    """evaluate() of model m on gaussian noise against the reference written to humans/."""
+    return evaluate.evaluate(
+        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
+        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
+        reference_dir=tmp_path / "humans",
+    )  # fmt: skip
+
+
 def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     paths, clean = synthetic_run(tmp_path)
     rng = np.random.default_rng(5)
@@ -146,11 +155,7 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
         "accuracy": estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
     }
     write_estimates(human, tmp_path / "humans")
-    table = evaluate.evaluate(
-        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
-        reference_dir=tmp_path / "humans",
-    )  # fmt: skip
+    table = evaluate_against_reference(paths, clean, tmp_path)
     t = table.set_index("label_space")
     assert np.isnan(t.loc["imagenet1k", "HMRI_a"])  # human data are 16-class
     g = t.loc["geirhos16"]
@@ -174,11 +179,7 @@ def test_hmri_over_zero_one_as_the_paper_and_over_the_support_as_extra_columns(t
     est = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
     human = {"accuracy": est, "support": {"accuracy": (0.0, 0.5, "test")}}
     write_estimates(human, tmp_path / "humans")
-    table = evaluate.evaluate(
-        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
-        reference_dir=tmp_path / "humans",
-    )  # fmt: skip
+    table = evaluate_against_reference(paths, clean, tmp_path)
     g = table.set_index("label_space").loc["geirhos16"]
     curves = io.read_parquet(tmp_path / "out" / "curves.parquet")
     s_m = curves.query("label_space == 'geirhos16' and property == 'accuracy'").sort_values("v")

@@ -249,3 +249,30 @@ def test_r_hat_beside_hmri_is_in_the_humans_label_space():
     assert table3.loc[("gaussian_noise", "before"), "R_a"] == pytest.approx(0.3)
     assert table3.loc[("gaussian_noise", "before"), "R_a_imagenet1k"] == pytest.approx(0.5)
     assert table3.loc[("frost", "before"), "R_a"] == pytest.approx(0.3)
+
+
+def test_table3_changes_of_r_hat_follow_its_label_space():
+    rows = metric_rows({"m": {"R_a": 0.5, "HMRI_a": 0.8}})
+    rows = pd.concat([rows, metric_rows({"m": {"R_a": 0.3}}, corruption="frost", reference=None)])
+    rows = pd.concat([rows, rows.assign(model="m-ft")])
+
+    def diff(corruption, space, value):
+        return {
+            "model_a": "m-ft", "model_b": "m", "relation": "fine-tuned vs base",
+            "corruption": corruption, "label_space": space, "metric": "R_a",
+            "diff": value, "diff_lo": value - 0.01, "diff_hi": value + 0.01,
+        }  # fmt: skip
+
+    differences = pd.DataFrame(
+        [
+            diff("gaussian_noise", "imagenet1k", 0.1),
+            diff("gaussian_noise", "geirhos16", 0.2),
+            diff("frost", "imagenet1k", 0.3),
+            diff("frost", "geirhos16", 0.4),
+        ]
+    )
+    data = tables.retraining_table(
+        rows, {"m-ft": "m"}, label_space="imagenet1k", differences=differences
+    ).data.set_index(["corruption", "phase"])
+    assert data.loc[("gaussian_noise", "change"), "R_a"] == pytest.approx(0.2)  # beside HMRI
+    assert data.loc[("frost", "change"), "R_a"] == pytest.approx(0.3)  # no human reference

@@ -15,6 +15,7 @@ Prints, per design and bootstrap setting, the share of simulated sets whose inte
 
     python benchmarks/bench_coverage.py [--sims 300] [--n-boot 200] [--design A B]
         [--penalty reselect fixed] [--small-sample t none] [--ungrouped]
+        [--spline pspline quantile]
 
 Prints figures only; nothing is asserted.
 """
@@ -55,7 +56,9 @@ def simulate(design: str, rng: np.random.Generator):
     return dv, y.astype(np.float64), image, clean
 
 
-def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small: str) -> None:
+def run(
+    design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small: str, spline: str
+) -> None:
     r_true = true_area(E.default_grid())
     min_count = DESIGNS[design][2]
     hits, widths = [], []
@@ -73,6 +76,7 @@ def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small:
             seed=sim,
             bootstrap_penalty=penalty,
             small_sample=small,
+            spline=spline,
         )
         hits.append(est.area_lo <= r_true <= est.area_hi)
         widths.append(est.area_hi - est.area_lo)
@@ -82,7 +86,7 @@ def run(design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small:
     n_images, per_image, _ = DESIGNS[design]
     unit = "image" if grouped else "sample"
     print(
-        f"{design}  {n_images:5d} x {per_image:2d}  {unit:6s}  {penalty:8s}  {small:5s}  "
+        f"{design}  {n_images:5d} x {per_image:2d}  {spline:8s}  {unit:6s}  {penalty:8s}  {small:5s}  "
         f"{cover:.3f} ± {se:.3f}     {np.mean(widths):.4f}      {seconds:6.2f}",
         flush=True,
     )
@@ -100,18 +104,23 @@ def main() -> None:
     parser.add_argument(
         "--ungrouped", action="store_true", help="also resample samples, not images"
     )
+    parser.add_argument("--spline", nargs="+", default=["pspline"], choices=list(E.SPLINES))
     args = parser.parse_args()
     print(
         f"coverage of the nominal 95% interval of R̂: {args.sims} simulated sets, "
         f"n_boot={args.n_boot}, a_i ~ N({MU}, {TAU}²), p_i(v) = σ(a_i − {SLOPE} v), "
         f"{os.cpu_count()} CPUs"
     )
-    print("design images x per  unit    penalty   small  coverage         mean width  s/estimate")
+    print(
+        "design images x per  spline    unit    penalty   small  coverage         mean width  "
+        f"s/estimate (load average {os.getloadavg()[0]:.1f})"
+    )
     for design in args.design:
-        for penalty in args.penalty:
-            for small in args.small_sample:
-                for grouped in (True, False) if args.ungrouped else (True,):
-                    run(design, args.sims, args.n_boot, penalty, grouped, small)
+        for spline in args.spline:
+            for penalty in args.penalty:
+                for small in args.small_sample:
+                    for grouped in (True, False) if args.ungrouped else (True,):
+                        run(design, args.sims, args.n_boot, penalty, grouped, small, spline)
 
 
 if __name__ == "__main__":

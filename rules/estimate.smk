@@ -19,7 +19,6 @@ rule estimate_curves:
         seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
-        metric_range=PLAN.setting("humans.metric_range"),
         scenario_level=PLAN.setting("humans.scenario_level"),
         zero_shot=PLAN.zero_shot,
     script:
@@ -176,3 +175,18 @@ rule model_error_consistency:
         dataset_label_space=PLAN.dataset_label_space,
     script:
         "../workflow/scripts/model_error_consistency.py"
+
+
+rule definitions_table:
+    output:
+        report(
+            paths.DEFINITIONS,
+            caption="../report/definitions.rst",
+            category="Tables",
+        ),
+    resources:
+        **PLAN.resources("definitions_table"),
+    params:
+        rows=vplan.definitions.definitions(PLAN.config),
+    script:
+        "../workflow/scripts/definitions_table.py"

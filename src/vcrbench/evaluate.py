@@ -11,8 +11,10 @@ space and property:
 Label spaces: the dataset's own (``pred == label``) and, for ImageNet-1k models, the 16 entry-level
 classes of the human experiments (``pred16 == label16``, accuracy over images of those classes).
 HMRI/MRSI are computed where a human reference exists, in the reference's label space (the human
-data are 16-class forced choice), and every row names the reference it used and how
-(own data, or a member of the corruption's similarity class).
+data are 16-class forced choice), over all of Δv ∈ [0, 1] as the paper (``HMRI_a``, …) and over
+the reference's Δv support (``HMRI_a_support``, …: outside it the human curve is extrapolation),
+and every row names the reference it used and how (own data, or a member of the corruption's
+similarity class).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from vcrbench.vocab import (
 REPLICATES_FILE = "replicate_metrics.parquet"
 #: Where HMRI/MRSI integrate (:func:`human_range`).
 METRIC_RANGES = ("support", "full")
+#: Suffix of the vcr_metrics.csv columns integrated over the human reference's Δv support.
+SUPPORT_SUFFIX = "_support"
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +157,6 @@ def evaluate(
     reference: str | None = None,
     reference_how: str | None = None,
     reference_dir: str | os.PathLike | None = None,
-    metric_range: str = "support",
     scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
     progress: bool = False,
     zero_shot: Mapping | None = None,
@@ -166,10 +169,11 @@ def evaluate(
     ``R_u``, ``R_H``.
 
     ``settings`` is the config's ``estimation`` block. ``reference_dir`` holds the human
-    reference's estimates (``results/humans/{reference}``) when the corruption has one;
-    ``metric_range`` says where HMRI/MRSI integrate: ``"support"`` (default), the Δv range where
-    the reference has data (columns ``human_dv_lo_*``/``human_dv_hi_*``), or ``"full"``, all of
-    [0, 1], extrapolated human curve included. A scenario label is reported where at least
+    reference's estimates (``results/humans/{reference}``) when the corruption has one; HMRI and
+    MRSI then integrate over all of [0, 1] as the paper (``HMRI_a``, ``MRSI_a``, …, extrapolated
+    human curve included) and over the Δv range where the reference has data (columns
+    ``human_dv_lo_*``/``human_dv_hi_*``): ``HMRI_a_support``, ``MRSI_a_support``, …, with their
+    intervals. The scenario labels are those of the [0, 1] metrics. A scenario label is reported where at least
     ``scenario_level`` of the bootstrap replicates agree with it (else ``"undetermined"``).
     Returns the metrics table (one row per label space).
     """
@@ -180,7 +184,7 @@ def evaluate(
         human = read_human_estimate(Path(reference_dir))
     setup = _Setup(
         model, corruption, settings, estimation.estimate_kwargs(settings), seed, human,
-        metric_range, scenario_level, progress,
+        scenario_level, progress,
     )  # fmt: skip
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
@@ -231,7 +235,6 @@ class _Setup(NamedTuple):
     est_kwargs: dict
     seed: int
     human: HumanEstimate | None
-    metric_range: str
     scenario_level: float
     progress: bool
 
@@ -254,7 +257,7 @@ def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
     )
     values = {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
     human_row, human_reps = _human_aware(
-        key, prop, est, setup.human, space, setup.settings, setup.metric_range,
+        key, prop, est, setup.human, space, setup.settings,
         setup.scenario_level,
     )  # fmt: skip
     values.update(human_row)
@@ -335,29 +338,37 @@ def human_range(
     return human.support_range(prop)
 
 
-def _human_aware(key, prop, est, human, space, settings, metric_range, scenario_level) -> dict:
+def _human_aware(key, prop, est, human, space, settings, scenario_level) -> dict:
+    """HMRI/MRSI of one property over [0, 1] (the paper's) and over the reference's support
+    (``*_support`` columns); returns the row's cells and the [0, 1] replicates."""
     names = ("HMRI", "MRSI")
-    empty = {f"{n}_{key}{s}": np.nan for n in names for s in ("", "_lo", "_hi")}
+    cells = [
+        f"{n}_{key}{r}{s}" for n in names for r in ("", SUPPORT_SUFFIX) for s in ("", "_lo", "_hi")
+    ]
+    empty = dict.fromkeys(cells, np.nan)
     empty[f"scenario_{key}"] = None
     empty[f"scenario_{key}_share"] = np.nan
     if human is None or space != HUMAN_LABEL_SPACE or prop not in human.curves:
         return empty, {}
-    support = human_range(human, prop, metric_range)
-    res = metrics.compare(
-        human.curves[prop],
-        est,
-        level=est.level,
-        weighting=settings.get("weighting"),
-        support=support,
-        scenario_level=scenario_level,
-    )
+    support = human_range(human, prop, "support")
+
+    def compare(rng):
+        return metrics.compare(
+            human.curves[prop], est, level=est.level, weighting=settings.get("weighting"), support=rng,
+            scenario_level=scenario_level,
+        )  # fmt: skip
+
+    res, res_support = compare(None), compare(support)
     out = {f"{n}_{key}{s}": res[f"{n}{s}"] for n in names for s in ("", "_lo", "_hi")}
+    out |= {
+        f"{n}_{key}{SUPPORT_SUFFIX}{s}": res_support[f"{n}{s}"]
+        for n in names
+        for s in ("", "_lo", "_hi")
+    }
     out[f"scenario_{key}"] = res["scenario_label"]
     out[f"scenario_{key}_share"] = res["scenario_support"]
     out[f"A_h_{key}"] = res["A_h"]
-    lo, hi = support if support is not None else (0.0, 1.0)
-    out[f"human_dv_lo_{key}"], out[f"human_dv_hi_{key}"] = lo, hi
-    out["metric_range"] = metric_range
+    out[f"human_dv_lo_{key}"], out[f"human_dv_hi_{key}"] = support
     return out, res["replicates"]
 
 

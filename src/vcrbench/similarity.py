@@ -4,8 +4,8 @@ Two corruptions are visually similar for humans when their human curves do not d
 significantly: the paper's test is that the 83% confidence bands of the two curves overlap over
 the whole Δv range. (Two independent estimates with similar standard errors whose 83–84%
 intervals do not overlap differ at about the 5% level: Payton, Greenstone & Schenker 2003.) The
-bands are simultaneous (sup-t) by default, so that "overlap at every Δv" keeps that meaning for
-whole curves; pointwise bands are an option. Similar corruptions form classes whose members can
+bands are pointwise by default, as the paper's; simultaneous (sup-t) bands are the option that
+keeps "overlap at every Δv" at that level for whole curves (docs/estimation.md). Similar corruptions form classes whose members can
 share human data. Give the human anchors as clean outcomes (not numbers) so that the bands have
 width at Δv = 0: two fixed, different anchors never overlap there.
 
@@ -26,6 +26,8 @@ from vcrbench.estimation import Estimate
 
 #: Band level of the paper's similarity test.
 SIMILARITY_LEVEL = 0.83
+#: Band kind of the paper's test: pointwise percentile bands (``"simultaneous"``: sup-t bands).
+SIMILARITY_BAND = "pointwise"
 
 
 def bands_overlap(lo_a, hi_a, lo_b, hi_b) -> np.ndarray:
@@ -49,15 +51,15 @@ def _band(item, level: float, band: str) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64), None
 
 
-def similar(a, b, *, level: float = SIMILARITY_LEVEL, band: str = "simultaneous") -> dict:
+def similar(a, b, *, level: float = SIMILARITY_LEVEL, band: str = SIMILARITY_BAND) -> dict:
     """The paper's test: do the ``level`` bands of two human curves overlap everywhere?
 
     ``a`` and ``b`` are :class:`~vcrbench.estimation.Estimate` objects (bands from their
-    replicates) or ``(lo, hi)`` pairs on a common grid. ``band`` is ``"simultaneous"`` (sup-t
-    bands, the default) or ``"pointwise"`` (percentile bands at each Δv). The paper does not say
-    which; asking pointwise bands to overlap at every Δv is a test at every Δv at once, and it
-    called two samples of one human-like curve dissimilar in 63% of trials, simultaneous bands in
-    7% (docs/estimation.md).
+    replicates) or ``(lo, hi)`` pairs on a common grid. ``band`` is ``"pointwise"`` (percentile
+    bands at each Δv, the paper's, the default) or ``"simultaneous"`` (sup-t bands). Asking
+    pointwise bands to overlap at every Δv is a test at every Δv at once: it called two samples
+    of one human-like curve dissimilar in 67% of trials, simultaneous bands in 7%
+    (docs/estimation.md).
 
     Returns
     -------
@@ -138,7 +140,7 @@ def _maximal_cliques(names: list[str], adj: dict[str, set[str]]) -> list[frozens
 
 
 def classes_found(
-    items: Mapping[str, object], *, level: float = SIMILARITY_LEVEL, band: str = "simultaneous"
+    items: Mapping[str, object], *, level: float = SIMILARITY_LEVEL, band: str = SIMILARITY_BAND
 ) -> list[list[str]]:
     """Group corruptions into classes of mutually similar human curves.
 
@@ -180,6 +182,7 @@ def classes_from_pairs(names, pairs) -> list[list[str]]:
 
 
 __all__ = [
+    "SIMILARITY_BAND",
     "SIMILARITY_LEVEL",
     "bands_overlap",
     "screening_test",

@@ -502,6 +502,7 @@ def test_any_input_gives_a_monotone_curve_in_unit_interval(dv, data, anchor):
         assert_monotone_in_unit(rep)
 
 
+@pytest.mark.parametrize("fit", list(E.SPLINES))
 @settings(max_examples=30, deadline=None)
 @given(
     counts=st.lists(st.integers(0, 60), min_size=40, max_size=40),
@@ -509,14 +510,14 @@ def test_any_input_gives_a_monotone_curve_in_unit_interval(dv, data, anchor):
     anchor=st.floats(0.0, 1.0),
     log_lam=st.floats(-8, 2),
 )
-def test_any_bins_table_gives_a_valid_fit(counts, data, anchor, log_lam):
+def test_any_bins_table_gives_a_valid_fit(fit, counts, data, anchor, log_lam):
     counts = np.array(counts)
     if counts.sum() == 0:
         counts[data.draw(st.integers(0, 39))] = 1
     correct = np.array([data.draw(st.integers(0, int(c))) for c in counts])
     table = pd.DataFrame({"bin": np.arange(40), "count": counts, "correct": correct})
     table["v_center"] = E.bin_edges()[2]
-    curve = E.fit_curve(*samples_of(table), anchor, min_count=1, lam=10.0**log_lam)
+    curve = E.fit_curve(*samples_of(table), anchor, min_count=1, lam=10.0**log_lam, spline=fit)
     assert_monotone_in_unit(curve.values)
     assert curve.values[0] == anchor
     assert 0.0 <= curve.area() <= 1.0

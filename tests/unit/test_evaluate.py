@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, evaluate, io
+from vcrbench import estimation, evaluate, io, metrics
 from vcrbench.errors import LabelSpaceError
 from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.vocab import IMAGENET_C_COLUMNS
@@ -138,6 +138,15 @@ def test_evaluate_writes_curves_and_metrics(tmp_path):
     pd.testing.assert_frame_equal(table, again)
 
 
+def evaluate_against_reference(paths, clean, tmp_path):
+    """evaluate() of model m on gaussian noise against the reference written to humans/."""
+    return evaluate.evaluate(
+        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
+        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
+        reference_dir=tmp_path / "humans",
+    )  # fmt: skip
+
+
 def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     paths, clean = synthetic_run(tmp_path)
     rng = np.random.default_rng(5)
@@ -145,11 +154,7 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)  # humans better at high dv
     human = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
     write_human_estimate(HumanEstimate(curves={"accuracy": human}), tmp_path / "humans")
-    table = evaluate.evaluate(
-        paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, reference="ref", reference_how="own",
-        reference_dir=tmp_path / "humans",
-    )  # fmt: skip
+    table = evaluate_against_reference(paths, clean, tmp_path)
     t = table.set_index("label_space")
     assert np.isnan(t.loc["imagenet1k", "HMRI_a"])  # human data are 16-class
     g = t.loc["geirhos16"]
@@ -160,8 +165,33 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     expected = "humans better everywhere" if g["scenario_a_share"] >= 0.95 else "undetermined"
     assert g["scenario_a"] == expected
     assert (g["human_dv_lo_a"], g["human_dv_hi_a"]) == (0.0, 1.0)  # written before supports existed
+    assert g["HMRI_a_support"] == g["HMRI_a"]  # support [0, 1]: the same integral
     assert np.isnan(g["HMRI_p"])  # the reference has no consistency curve
     assert g["human_reference"] == "ref" and g["reference_how"] == "own"
+
+
+def test_hmri_over_zero_one_as_the_paper_and_over_the_support_as_extra_columns(tmp_path):
+    paths, clean = synthetic_run(tmp_path)
+    rng = np.random.default_rng(5)
+    dv = rng.random(4000) * 0.5  # human data only up to dv = 0.5
+    human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)
+    est = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
+    human = HumanEstimate(curves={"accuracy": est}, support={"accuracy": (0.0, 0.5, "test")})
+    write_human_estimate(human, tmp_path / "humans")
+    table = evaluate_against_reference(paths, clean, tmp_path)
+    g = table.set_index("label_space").loc["geirhos16"]
+    curves = io.read_parquet(tmp_path / "out" / "curves.parquet")
+    s_m = curves.query("label_space == 'geirhos16' and property == 'accuracy'").sort_values("v")
+    s_m = s_m["s"].to_numpy()
+    full = metrics.human_aware(est.values, s_m, est.grid)
+    part = metrics.human_aware(est.values, s_m, est.grid, support=(0.0, 0.5))
+    assert g["HMRI_a"] == pytest.approx(full["HMRI"]) and g["MRSI_a"] == pytest.approx(full["MRSI"])
+    assert g["HMRI_a_support"] == pytest.approx(part["HMRI"])
+    assert g["MRSI_a_support"] == pytest.approx(part["MRSI"])
+    assert g["HMRI_a_support"] != pytest.approx(g["HMRI_a"])
+    assert g["HMRI_a_support_lo"] <= g["HMRI_a_support"] <= g["HMRI_a_support_hi"]
+    assert (g["human_dv_lo_a"], g["human_dv_hi_a"]) == (0.0, 0.5)
+    assert "metric_range" not in table
 
 
 def test_collect_metrics_orders_rows_and_columns(tmp_path):

@@ -130,13 +130,14 @@ def test_placement_uncertainty_widens_the_band(noise, noise_cdv):
     assert (draw.hi - draw.lo).mean() > (med.hi - med.lo).mean()
 
 
-def user_trials(n_per=60, seed=0):
-    """Trials with measured Δv and clean answers: accuracy falls from 0.9 to 0.1 over Δv."""
+def user_trials(n_per=60, seed=0, repeats=0):
+    """Trials with measured Δv and clean answers: accuracy falls from 0.9 to 0.1 over Δv; the
+    first ``repeats`` trials of each participant show the clean image again (Δv = 0)."""
     rng = np.random.default_rng(seed)
     rows = []
     for p in range(6):
         for k in range(n_per):
-            dv = rng.uniform()
+            dv = 0.0 if k < repeats else rng.uniform()
             label = int(rng.integers(16))
             right = rng.uniform() < 0.9 - 0.8 * dv
             clean_right = rng.uniform() < 0.92
@@ -157,13 +158,25 @@ def user_trials(n_per=60, seed=0):
 
 
 def test_user_trials_give_both_curves():
-    t = user_trials()
+    t = user_trials(repeats=10)
     est = curves.human_estimates(t, None, SETTINGS, seed=0)
     assert est.anchor == "clean-image accuracy"
     assert est.curves["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
-    assert est.curves["consistency"].anchor0 == 1.0
+    # s_p(0): the humans' own consistency on the clean image shown again, not 1
+    again = t[t["dv"] == 0.0]
+    expected = np.mean(again["response"] == again["clean_response"])
+    assert est.curves["consistency"].anchor0 == pytest.approx(expected) and expected < 1.0
+    assert est.curves["consistency"].n == int((t["dv"] > 0).sum())
+    assert not est.skipped
     v = np.interp([0.1, 0.9], est.curves["accuracy"].grid, est.curves["accuracy"].values)
     assert v[0] > v[1] + 0.4
+
+
+def test_human_consistency_without_clean_repeats_is_empty_with_its_reason():
+    est = curves.human_estimates(user_trials(), None, SETTINGS, seed=0)
+    assert "consistency" not in est and "accuracy" in est
+    assert est.skipped["consistency"] == curves.NO_CLEAN_CONSISTENCY
+    assert "not pinned at 1" in est.skipped["consistency"]
 
 
 def test_anchor_options(noise):

@@ -93,8 +93,8 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
     f = tmp_path / "vcr.csv"
     rng = np.random.default_rng(0)
     rows = ["label,orig_pred,transf_pred,vd_score,transformation"]
-    for _ in range(300):
-        dv = rng.uniform()
+    for i in range(300):
+        dv = 0.0 if i < 30 else rng.uniform()  # 30 trials show the clean image again: s_p(0)
         rows.append(f"dog,dog,{'dog' if rng.uniform() < 1 - dv else 'cat'},{dv:.4f},Gaussian Blur")
     f.write_text("\n".join(rows) + "\n")
     cfg = {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}

@@ -223,3 +223,56 @@ def test_write_tables_by_name(tmp_path):
     assert all(p.is_file() for p in paths)
     with pytest.raises(tables.TableError, match="leaderboard/frost"):
         tables.write_tables(built, [tmp_path / "leaderboard" / "frost.csv"], root=tmp_path)
+
+
+def test_r_hat_beside_hmri_is_in_the_humans_label_space():
+    rows = metric_rows({"m": {"R_a": 0.5, "R_p": 0.6, "HMRI_a": 0.8}, "n": {"R_a": 0.4}})
+    rows = pd.concat([rows, metric_rows({"m": {"R_a": 0.3}}, corruption="frost", reference=None)])
+    in16 = rows["label_space"] == "geirhos16"
+    for c in ("R_a", "R_a_lo", "R_a_hi"):
+        rows.loc[in16, c] -= 0.2  # the 16-class R̂ differs from the ImageNet-1k one
+    board = tables.leaderboard(rows, "gaussian_noise", label_space="imagenet1k").data
+    m = board.set_index("model").loc["m"]
+    assert m["R_a"] == pytest.approx(0.3) and m["R_a_imagenet1k"] == pytest.approx(0.5)
+    assert m["R_a_imagenet1k_lo"] == pytest.approx(0.49) and m["R_label_space"] == "geirhos16"
+    shown = tables.leaderboard(rows, "gaussian_noise", label_space="imagenet1k").display
+    assert "R̂_a (imagenet1k)" in shown.columns
+    frost = tables.leaderboard(rows, "frost", label_space="imagenet1k").data
+    assert frost.loc[0, "R_a"] == pytest.approx(0.3) and "R_a_imagenet1k" not in frost
+    assert frost.loc[0, "R_label_space"] == "imagenet1k"
+    same = tables.leaderboard(rows, "gaussian_noise", label_space="geirhos16").data
+    assert "R_a_geirhos16" not in same and (same["R_label_space"] == "geirhos16").all()
+    table3 = tables.retraining_table(
+        pd.concat([rows, rows.assign(model=rows["model"] + "-ft")]), {"m-ft": "m"},
+        label_space="imagenet1k",
+    ).data.set_index(["corruption", "phase"])  # fmt: skip
+    assert table3.loc[("gaussian_noise", "before"), "R_a"] == pytest.approx(0.3)
+    assert table3.loc[("gaussian_noise", "before"), "R_a_imagenet1k"] == pytest.approx(0.5)
+    assert table3.loc[("frost", "before"), "R_a"] == pytest.approx(0.3)
+
+
+def test_table3_changes_of_r_hat_follow_its_label_space():
+    rows = metric_rows({"m": {"R_a": 0.5, "HMRI_a": 0.8}})
+    rows = pd.concat([rows, metric_rows({"m": {"R_a": 0.3}}, corruption="frost", reference=None)])
+    rows = pd.concat([rows, rows.assign(model="m-ft")])
+
+    def diff(corruption, space, value):
+        return {
+            "model_a": "m-ft", "model_b": "m", "relation": "fine-tuned vs base",
+            "corruption": corruption, "label_space": space, "metric": "R_a",
+            "diff": value, "diff_lo": value - 0.01, "diff_hi": value + 0.01,
+        }  # fmt: skip
+
+    differences = pd.DataFrame(
+        [
+            diff("gaussian_noise", "imagenet1k", 0.1),
+            diff("gaussian_noise", "geirhos16", 0.2),
+            diff("frost", "imagenet1k", 0.3),
+            diff("frost", "geirhos16", 0.4),
+        ]
+    )
+    data = tables.retraining_table(
+        rows, {"m-ft": "m"}, label_space="imagenet1k", differences=differences
+    ).data.set_index(["corruption", "phase"])
+    assert data.loc[("gaussian_noise", "change"), "R_a"] == pytest.approx(0.2)  # beside HMRI
+    assert data.loc[("frost", "change"), "R_a"] == pytest.approx(0.3)  # no human reference

@@ -22,7 +22,6 @@ with job.run(snakemake):
         reference=ref["name"],
         reference_how=ref["how"],
         reference_dir=ref["dir"],
-        metric_range=p.metric_range,
         scenario_level=p.scenario_level,
         zero_shot=p.zero_shot,
     )

@@ -6,7 +6,8 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
   :mod:`vcrbench.bins` (``j = floor(v (M − 1))``, M = 40; bin M − 1 holds only v = 1.0).
 - :mod:`~vcrbench.estimation.spline`: :func:`fit_curve`, a penalised cubic B-spline fitted to the
   rates of the bins with at least ``min_count`` samples, non-increasing, anchored at s(0), within
-  [0, 1], with its penalty chosen by K-fold cross-validation of the held-out Brier score.
+  [0, 1], with its penalty chosen by K-fold cross-validation of the held-out Brier score; or
+  (``spline="quantile"``) the paper's L1 quantile smoothing spline, :mod:`~vcrbench.estimation.quantile`.
 - :mod:`~vcrbench.estimation.area`: R̂ = ∫₀¹ s(v) w(v) dv on the shared grid (:func:`area`).
 - :mod:`~vcrbench.estimation.bootstrap`: replicate curves from resampled samples or groups
   (:func:`bootstrap`), percentile intervals and bands.
@@ -41,7 +42,14 @@ from vcrbench.estimation.estimate import (
     estimate,
     estimate_kwargs,
 )
-from vcrbench.estimation.spline import DEFAULT_N_FOLDS, LAMBDA_GRID, Curve, fit_curve
+from vcrbench.estimation.spline import (
+    DEFAULT_N_FOLDS,
+    DEFAULT_SPLINE,
+    LAMBDA_GRID,
+    SPLINES,
+    Curve,
+    fit_curve,
+)
 from vcrbench.vocab import N_BINS
 
 __all__ = [
@@ -51,9 +59,11 @@ __all__ = [
     "DEFAULT_MIN_COUNT",
     "DEFAULT_N_BOOT",
     "DEFAULT_N_FOLDS",
+    "DEFAULT_SPLINE",
     "GRID_SIZE",
     "LAMBDA_GRID",
     "N_BINS",
+    "SPLINES",
     "Curve",
     "Estimate",
     "Weighting",

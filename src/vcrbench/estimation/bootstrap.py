@@ -17,13 +17,18 @@ from tqdm.auto import tqdm
 from vcrbench.bins import bin_index
 from vcrbench.estimation.area import GRID_SIZE
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums
+from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID
 from vcrbench.estimation.spline import (
+    DEFAULT_SPLINE,
     LAMBDA_GRID,
+    SPLINES,
     _basis,
     _curve_values,
     _fit_bins,
     _folds,
     _select_lambda,
+    _select_lambda_sic,
+    check_spline,
 )
 from vcrbench.estimation.validate import (
     as_outcomes,
@@ -83,12 +88,14 @@ def replicate_curves(
     n_folds: int | None = None,
     weights: np.ndarray | None = None,
     anchor_weights: np.ndarray | None = None,
+    spline: str = DEFAULT_SPLINE,
 ) -> np.ndarray:
-    """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate by
-    ``n_folds``-fold CV on the resample (folds hold whole units), None: keep ``lam``.
+    """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate
+    (P-spline: by ``n_folds``-fold CV on the resample, folds holding whole units; quantile spline:
+    by SIC on the resample's bins), None: keep ``lam``.
     ``weights``/``anchor_weights``: fixed weights of the samples and of the clean outcomes,
     multiplied into each resample's multiplicities (None: 1 each)."""
-    basis = _basis(n_bins - 1, grid_size)
+    basis = _basis(n_bins - 1, grid_size, SPLINES[check_spline(spline)])
     out = np.empty((n_boot, len(basis.grid)), dtype=np.float32)
     anchor_out = None if anchor_data is None else anchor_data[0]
     anchor_labels = None if anchor_data is None else anchor_data[1]
@@ -131,15 +138,18 @@ def replicate_curves(
             if anchor1 is not None:
                 a0 = max(a0, anchor1)
         lam_b = lam
-        if n_folds is not None:
+        count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
+        count = np.where(used, count, 0.0)
+        x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
+        if n_folds is not None and spline == "quantile":
+            grid = _candidates(lam, QUANTILE_LAMBDA_GRID)
+            lam_b = _select_lambda_sic(basis, x, count, corr, a0, anchor1, grid)[0]
+        elif n_folds is not None:
             lam_b = _replicate_lambda(
                 basis, idx, dv, y, w, unit_mult if unit_mult is not None else w, sample_codes,
                 used, a0, anchor1, n_folds, n_bins, rng, lam,
             )  # fmt: skip
-        count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
-        count = np.where(used, count, 0.0)
-        x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
-        coef = _fit_bins(basis, x, count, corr, lam_b, a0, anchor1)
+        coef = _fit_bins(basis, x, count, corr, lam_b, a0, anchor1, spline=spline)
         out[b] = _curve_values(basis, coef)
     return out
 
@@ -175,11 +185,11 @@ def _replicate_lambda(
 RESELECT_STEPS = 3
 
 
-def _candidates(lam: float) -> tuple[float, ...]:
-    """:data:`LAMBDA_GRID` within :data:`RESELECT_STEPS` steps of ``lam`` (a window of three
-    decades: the choices replicates make lie there, and the search costs a third of the grid's)."""
-    at = int(np.argmin(np.abs(np.log10(LAMBDA_GRID) - np.log10(lam))))
-    return LAMBDA_GRID[max(0, at - RESELECT_STEPS) : at + RESELECT_STEPS + 1]
+def _candidates(lam: float, grid: tuple[float, ...] = LAMBDA_GRID) -> tuple[float, ...]:
+    """``grid`` within :data:`RESELECT_STEPS` steps of ``lam`` (a window of three decades: the
+    choices replicates make lie there, and the search costs a third of the grid's)."""
+    at = int(np.argmin(np.abs(np.log10(grid) - np.log10(lam))))
+    return grid[max(0, at - RESELECT_STEPS) : at + RESELECT_STEPS + 1]
 
 
 @single_blas_thread
@@ -199,6 +209,7 @@ def bootstrap(
     grid_size: int = GRID_SIZE,
     progress: bool | None = None,
     n_folds: int | None = None,
+    spline: str = DEFAULT_SPLINE,
 ) -> np.ndarray:
     """Bootstrap replicate curves, shape ``(n_boot, grid_size)``, float32.
 
@@ -208,7 +219,9 @@ def bootstrap(
     ``n_folds``, with the penalty ``n_folds``-fold cross-validation chooses on the resample. The bins that enter the
     fit are those with at least ``min_count`` samples in the full data. If ``anchor0`` is an
     array of clean 0/1 outcomes rather than a number, the anchor is resampled too (jointly with
-    the samples' groups when ``anchor_groups`` is given). Same arguments and seed, same result.
+    the samples' groups when ``anchor_groups`` is given). ``spline``: the fit
+    (:func:`~vcrbench.estimation.fit_curve`; with ``n_folds``, the quantile spline re-chooses its
+    penalty by SIC). Same arguments and seed, same result.
     """
     samples = check_samples(dv, correct, groups)
     dv, y, groups = samples.dv, samples.y, samples.groups
@@ -233,6 +246,7 @@ def bootstrap(
         grid_size=grid_size,
         progress=progress,
         n_folds=n_folds,
+        spline=spline,
     )
 
 

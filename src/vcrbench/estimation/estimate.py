@@ -32,7 +32,7 @@ from vcrbench.estimation.bootstrap import (
     widen,
 )
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT
-from vcrbench.estimation.spline import DEFAULT_N_FOLDS, fit_curve
+from vcrbench.estimation.spline import DEFAULT_N_FOLDS, DEFAULT_SPLINE, check_spline, fit_curve
 from vcrbench.estimation.validate import (
     check_anchor,
     check_samples,
@@ -232,6 +232,7 @@ def estimate(
     small_sample: str = "t",
     weights=None,
     anchor_weights=None,
+    spline: str = DEFAULT_SPLINE,
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -270,11 +271,14 @@ def estimate(
         bootstrap resamples units as without weights and keeps each sample's weight.
     anchor_weights : optional weight per clean outcome (with array ``anchor0``): s(0) is their
         weighted mean.
+    spline : the fit, ``"pspline"`` (default) or ``"quantile"`` (the paper's L1 quantile
+        smoothing spline; :func:`~vcrbench.estimation.fit_curve`).
 
     Returns
     -------
     Estimate
     """
+    check_spline(spline)
     samples = check_samples(dv, correct, groups)
     dv, y = samples.dv, samples.y
     weights = sample_weights(weights, correct)
@@ -296,6 +300,7 @@ def estimate(
         groups=samples.groups,
         grid_size=grid_size,
         weights=weights,
+        spline=spline,
     )
     table = curve.bins
     reps = replicate_curves(
@@ -316,6 +321,7 @@ def estimate(
         n_folds=n_folds if lam is None and bootstrap_penalty == "reselect" else None,
         weights=weights,
         anchor_weights=anchor_weights,
+        spline=spline,
     )
     n_units = samples.n_groups if samples.n_groups is not None else len(y)
     reps, lo, hi, area_lo, area_hi = summarise_replicates(
@@ -438,6 +444,7 @@ SETTINGS_ARGUMENTS = {
     "anchor1": "anchor1",
     "bootstrap_penalty": "bootstrap_penalty",
     "small_sample": "small_sample",
+    "spline": "spline",
 }
 
 

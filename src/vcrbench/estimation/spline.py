@@ -1,12 +1,14 @@
-"""The anchored monotone smoothing spline of Alg. 1 and its cross-validated penalty.
+"""The anchored monotone smoothing spline of Alg. 1 and its penalty.
 
-A penalised cubic B-spline (P-spline) with knots at the bin edges j / (M − 1) is fitted by
+Two fits (``spline``): ``"pspline"`` (the default), a penalised cubic B-spline (P-spline) with knots at the bin edges j / (M − 1) is fitted by
 weighted least squares to the rates of the bins holding at least ``min_count`` samples,
 constrained to be non-increasing, to start at the anchor ``s(0) = anchor0`` (and optionally end at
 ``s(1) = anchor1``) and to stay within [0, 1]. The constrained fit is a small quadratic programme,
 solved exactly as a least-distance problem with :func:`scipy.optimize.nnls` (Lawson & Hanson).
 The penalty is chosen by K-fold cross-validation of the held-out Brier score, folding samples or,
-with groups, whole groups. :func:`fit_curve` is the fit every estimate runs
+with groups, whole groups. ``"quantile"``: the quantile (median) smoothing spline the paper cites,
+L1 fidelity and L1 roughness, a linear programme with its penalty chosen by SIC
+(:mod:`vcrbench.estimation.quantile`). :func:`fit_curve` is the fit every estimate runs
 (:func:`vcrbench.estimation.estimate` adds the bootstrap).
 """
 
@@ -26,6 +28,7 @@ from scipy.optimize import nnls
 from vcrbench.bins import as_dv, bin_index
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums, bins_frame
+from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID, fit_quantile, select_lambda_sic
 from vcrbench.estimation.validate import (
     check_anchor,
     check_samples,
@@ -36,12 +39,19 @@ from vcrbench.vocab import N_BINS
 
 #: Cubic B-splines with knots at the bin edges j / (M - 1).
 SPLINE_DEGREE = 3
+#: The fits of :func:`fit_curve` and the degree of each one's B-splines: the least-squares
+#: P-spline (cubic) and Koenker, Ng & Portnoy's quantile smoothing spline (linear).
+SPLINES = {"pspline": SPLINE_DEGREE, "quantile": 1}
+DEFAULT_SPLINE = "pspline"
 #: Candidate penalties (weights are normalised to sum to 1): 10^-8 … 10^2 in half decades.
 LAMBDA_GRID = tuple(float(10.0**e) for e in np.arange(-8.0, 2.01, 0.5))
 DEFAULT_N_FOLDS = 5
 #: A tiny first-difference ridge that keeps the least-squares matrix of full rank when data are
 #: sparse; its effect on a fitted curve is far below 1e-6.
 _RIDGE = 1e-9
+#: Anchors this close (s(0) - s(1), or s(0) with a free end) leave no room to fit: the curve is
+#: the constant anchor.
+_NARROW = 1e-12
 _GEQRF = get_lapack_funcs("geqrf", (np.zeros((2, 2)),))
 
 # -------------------------------------------------------------------------------------------- basis
@@ -167,6 +177,11 @@ def _solve(
     anchor1: float | None,
 ) -> np.ndarray:
     """Spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)."""
+    lower = 0.0 if anchor1 is None else anchor1
+    if anchor0 - lower <= _NARROW:
+        # Every feasible curve lies within the band [lower, anchor0]; narrower than this, the
+        # constant anchor is the fit to within it (and nnls cannot iterate on a band of ~1e-308).
+        return np.full(basis.n_basis, anchor0)
     setup = _setup(basis, float(lam), anchor1 is not None)
     values = np.array([anchor0] if anchor1 is None else [anchor0, anchor1])
     sw = np.sqrt(weight)
@@ -178,7 +193,6 @@ def _solve(
     coef[setup.fixed] = values
     coef[setup.free] = x
     # The solution meets the constraints up to rounding; make them exact.
-    lower = 0.0 if anchor1 is None else anchor1
     return np.minimum.accumulate(np.clip(coef, lower, anchor0))
 
 
@@ -191,20 +205,35 @@ def _fit_bins(
     anchor0: float,
     anchor1: float | None,
     Bx: np.ndarray | None = None,
+    spline: str = DEFAULT_SPLINE,
 ) -> np.ndarray:
     """Coefficients from per-bin positions, counts and correct counts (bins with count 0 drop)."""
+    Bx, rate, weight = _bin_data(basis, x, count, correct, Bx)
+    if spline == "quantile":
+        lower = 0.0 if anchor1 is None else anchor1
+        if anchor0 - lower <= _NARROW:
+            return np.full(basis.n_basis, anchor0)
+        return fit_quantile(basis, Bx, rate, weight, lam, anchor0, anchor1)
+    return _solve(basis, Bx, rate, weight, lam, anchor0, anchor1)
+
+
+def _bin_data(basis, x, count, correct, Bx=None):
+    """``(design, rate, weight)`` of the bins with samples: weights are counts over their sum."""
     keep = count > 0
     total = count[keep].sum()
-    if Bx is None:
-        Bx = basis.design(x[keep])
-    else:
-        Bx = Bx[keep]
+    Bx = basis.design(x[keep]) if Bx is None else Bx[keep]
     if total > 0:
-        weight = count[keep] / total
-        rate = correct[keep] / count[keep]
-    else:
-        weight = rate = np.zeros(0)
-    return _solve(basis, Bx, rate, weight, lam, anchor0, anchor1)
+        return Bx, correct[keep] / count[keep], count[keep] / total
+    return Bx, np.zeros(0), np.zeros(0)
+
+
+def _select_lambda_sic(basis, x, count, correct, anchor0, anchor1, lam_grid=QUANTILE_LAMBDA_GRID):
+    """The quantile spline's penalty by SIC on the bins (:func:`select_lambda_sic`)."""
+    lower = 0.0 if anchor1 is None else anchor1
+    if anchor0 - lower <= _NARROW:
+        return float(lam_grid[-1]), np.zeros(len(lam_grid))
+    Bx, rate, weight = _bin_data(basis, x, count, correct)
+    return select_lambda_sic(basis, Bx, rate, weight, anchor0, anchor1, lam_grid)
 
 
 # ---------------------------------------------------------------------------------------- the curve
@@ -222,10 +251,13 @@ class Curve:
     lam: float
     anchor0: float
     anchor1: float | None = None
-    #: Cross-validation score per candidate penalty (``LAMBDA_GRID`` order), when selected by CV.
+    #: Score per candidate penalty when it was selected: cross-validation over ``LAMBDA_GRID``
+    #: (P-spline) or SIC over ``QUANTILE_LAMBDA_GRID`` (quantile spline).
     cv_scores: np.ndarray | None = None
     #: The bins table of the samples it was fitted to (:func:`~vcrbench.estimation.bin_counts`).
     bins: pd.DataFrame | None = dataclasses.field(default=None, repr=False, compare=False)
+    #: The fit (:data:`SPLINES`).
+    spline: str = DEFAULT_SPLINE
 
     def __call__(self, v) -> np.ndarray:
         """The spline at arbitrary Δv (clipped to [0, 1] against rounding)."""
@@ -311,6 +343,7 @@ def fit_curve(
     groups=None,
     grid_size: int = GRID_SIZE,
     weights=None,
+    spline: str = DEFAULT_SPLINE,
 ) -> Curve:
     """Alg. 1's curve: the monotone anchored smoothing spline through the bin rates of samples.
 
@@ -321,17 +354,21 @@ def fit_curve(
     anchor0 : s(0): clean accuracy for s_a, 1 for s_p of a deterministic model.
     n_bins : M, the number of Δv bins.
     min_count : Alg. 1's L: bins with fewer samples are left out and bridged by the fit.
-    lam : smoothing penalty; ``None`` selects it by ``n_folds``-fold cross-validation.
+    lam : smoothing penalty; ``None`` selects it (P-spline: ``n_folds``-fold cross-validation;
+        quantile spline: SIC).
     anchor1 : optional s(1); by default the right end is free (only s(1) >= 0).
     seed : seeds the fold assignment (an int, or the generator to draw from).
     groups : optional group label per sample (e.g. image, participant): folds hold whole groups.
     weights : optional non-negative weight per sample (None: 1 each); bin counts and correct
         counts are weighted sums (:func:`sample_weights` checks them).
+    spline : ``"pspline"`` (penalised least squares, cubic) or ``"quantile"`` (Koenker, Ng &
+        Portnoy's L1 quantile smoothing spline, linear; :mod:`vcrbench.estimation.quantile`).
 
     Returns
     -------
     Curve on the grid of ``grid_size`` points, with the bins table of the samples (``bins``).
     """
+    check_spline(spline)
     samples = check_samples(dv, correct, groups)
     anchor0 = check_anchor(anchor0, "anchor0")
     anchor1 = None if anchor1 is None else check_anchor(anchor1, "anchor1")
@@ -347,7 +384,7 @@ def fit_curve(
     dv, y, group_codes = samples.dv, samples.y, samples.group_codes
     weights = sample_weights(weights, correct)
     idx = bin_index(dv, n_bins)
-    basis = _basis(n_bins - 1, grid_size)
+    basis = _basis(n_bins - 1, grid_size, SPLINES[spline])
     count, corr, sum_dv = bin_sums(idx, dv, y, weights, n_bins)
     table = bins_frame(count, corr, sum_dv, n_bins, min_count)
     used = table["used"].to_numpy()
@@ -357,7 +394,11 @@ def fit_curve(
             f"{int(count.max())} of {len(y)} samples); lower estimation.min_count or add samples"
         )
     cv_scores = None
-    if lam is None:
+    used_count = np.where(used, count, 0.0)
+    x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
+    if lam is None and spline == "quantile":
+        lam, cv_scores = _select_lambda_sic(basis, x, used_count, corr, anchor0, anchor1)
+    elif lam is None:
         n_units = len(y) if group_codes is None else int(group_codes.max()) + 1
         k = min(int(n_folds), n_units)
         if k >= 2:
@@ -373,9 +414,7 @@ def fit_curve(
     lam = float(lam)
     if not (lam > 0 and math.isfinite(lam)):
         raise ValueError(f"lam (smoothing penalty) must be positive and finite, got {lam!r}")
-    used_count = np.where(used, count, 0.0)
-    x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
-    coef = _fit_bins(basis, x, used_count, corr, lam, anchor0, anchor1)
+    coef = _fit_bins(basis, x, used_count, corr, lam, anchor0, anchor1, spline=spline)
     return Curve(
         grid=basis.grid,
         values=_curve_values(basis, coef),
@@ -387,4 +426,12 @@ def fit_curve(
         anchor1=anchor1,
         cv_scores=cv_scores,
         bins=table,
+        spline=spline,
     )
+
+
+def check_spline(spline: str) -> str:
+    """``spline`` if it names a fit of :data:`SPLINES`, else a ValueError naming the choices."""
+    if spline not in SPLINES:
+        raise ValueError(f"spline must be one of {tuple(SPLINES)}, got {spline!r}")
+    return spline

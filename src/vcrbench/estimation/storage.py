@@ -111,8 +111,8 @@ def read_estimates(out_dir: str | os.PathLike, keys: Sequence[str]) -> dict[tupl
 
 # --------------------------------------------------------------------------- human references
 
-#: How the consistency curve's s(0) is set (an unchanged image is the same decision).
-CONSISTENCY_ANCHOR = "1 (unchanged image)"
+#: How the consistency curve's s(0) is set: the humans' own consistency on trials at Δv = 0.
+CONSISTENCY_ANCHOR = "own consistency at dv = 0"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +129,8 @@ class HumanEstimate:
     curves: dict[str, Estimate]
     anchor: str | None = None
     support: dict[str, tuple[float, float, str]] = dataclasses.field(default_factory=dict)
+    #: property -> why it has no curve (e.g. no human s_p without trials at Δv = 0); not stored.
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def support_range(self, prop: str) -> tuple[float, float]:
         """``(lo, hi)`` of ``prop``'s support; all of [0, 1] where the folder records none."""

@@ -38,7 +38,7 @@ def similarity_table(
     info: Mapping[str, Mapping],
     *,
     level: float = similarity.SIMILARITY_LEVEL,
-    band: str = "simultaneous",
+    band: str = similarity.SIMILARITY_BAND,
 ) -> pd.DataFrame:
     """The paper's similarity test (:func:`vcrbench.similarity.similar`) for every pair of human
     references and every property both have: one row per pair and property.
@@ -84,7 +84,7 @@ def human_similarity_figure(
     style: Style,
     *,
     level: float = similarity.SIMILARITY_LEVEL,
-    band: str = "simultaneous",
+    band: str = similarity.SIMILARITY_BAND,
     table: pd.DataFrame | None = None,
 ) -> Figure:
     """Human curves with their ``level`` bands (``band`` kind), one row of panels per property

@@ -19,13 +19,17 @@ comparison (:func:`vcrbench.metrics.compare`) compares curves on the same Δv ax
 Anchor s(0). ``accuracy``: the trials' clean-image accuracy where clean answers were recorded;
 else (Geirhos) the accuracy in the *zero condition* (w = 0 or σ = 0: the least-manipulated
 stimulus of the experiment), resampled with the participants; or a number from the config.
-``consistency``: 1 (as for a deterministic model; an unchanged image is the same decision), and
-only trials with a recorded clean answer enter it; Geirhos' trials have none, so references built
-from them have an accuracy curve only.
+``consistency``: the humans' own consistency on the clean image, the share of trials at Δv = 0
+(the clean image shown again) whose answer equals the recorded clean answer, resampled with the
+participants. People are not deterministic, so s_p(0) is not pinned at 1 (the paper's human s_p
+lies below the models' at small Δv); where no trial at Δv = 0 gives it, there is no human s_p
+(``skipped`` says why). Only trials with a recorded clean answer enter it; Geirhos' trials have
+none, so references built from them have an accuracy curve only.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 import numpy as np
@@ -49,6 +53,13 @@ CLEAN_ANCHOR = "clean-image accuracy"
 FULL_SIGNAL_ANCHOR = "full-signal accuracy (same lab, unmanipulated images)"
 #: Anchors that are data at Δv = 0 (the support of such a reference starts at 0).
 ANCHORS_AT_ZERO = (CLEAN_ANCHOR, FULL_SIGNAL_ANCHOR)
+#: Why a reference with clean answers has no s_p: nothing measures s_p(0) for people.
+NO_CLEAN_CONSISTENCY = (
+    "no trial at Δv = 0 (the clean image shown again) gives the humans' own consistency s_p(0); "
+    "people are not deterministic, so it is not pinned at 1"
+)
+
+log = logging.getLogger(__name__)
 
 
 def zero_condition(trials: pd.DataFrame) -> str:
@@ -196,7 +207,7 @@ def _estimate_one(
     kwargs = estimation.estimate_kwargs(settings)
     n_boot = int(kwargs.pop("n_boot"))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
-    common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1") if k in kwargs}
+    common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline") if k in kwargs}
     if kwargs.get("lam") is None and kwargs["bootstrap_penalty"] == "reselect":
         common["n_folds"] = kwargs["n_folds"]
     group_labels = trials[groups].to_numpy() if groups else None
@@ -288,6 +299,7 @@ def human_estimates(
     out: dict = {}
     anchor_how = None
     support: dict = {}
+    skipped: dict = {}
     common = {
         "conditions": conditions,
         "placement_seed": seed,
@@ -309,13 +321,18 @@ def human_estimates(
         )
     if "consistency" in properties:
         cons, has = trial_schema.consistent(trials)
-        if has.any():
-            sub = trials[has].reset_index(drop=True)
+        at_zero = has & (trials["dv"].to_numpy(np.float64) == 0.0)
+        if has.any() and not at_zero.any():
+            skipped["consistency"] = NO_CLEAN_CONSISTENCY
+            log.warning("%s: no human s_p: %s", name, NO_CLEAN_CONSISTENCY)
+        elif has.any():
+            sub = trials[has & ~at_zero].reset_index(drop=True)
+            anchor_groups = trials.loc[at_zero, "participant"].to_numpy()
             out["consistency"] = _estimate_one(
-                sub, cons[has].astype(np.float64), 1.0, None,
-                seed=seeding.derive_seed(seed, "humans", name, "consistency"),
+                sub, cons[has & ~at_zero].astype(np.float64), cons[at_zero].astype(np.float64),
+                anchor_groups, seed=seeding.derive_seed(seed, "humans", name, "consistency"),
                 desc=f"{name} consistency", **common,
             )  # fmt: skip
             # Consistency compares with the recorded clean answer: data at Δv = 0.
             support["consistency"] = dv_support(sub, conditions, from_zero=True)
-    return HumanEstimate(curves=out, anchor=anchor_how, support=support)
+    return HumanEstimate(curves=out, anchor=anchor_how, support=support, skipped=skipped)

@@ -22,7 +22,7 @@ import yaml
 
 from vcrbench import schema
 from vcrbench.errors import ConfigError
-from vcrbench.plan import paths
+from vcrbench.plan import definitions, paths
 from vcrbench.plan.checks import check
 from vcrbench.plan.config import canonical
 from vcrbench.plan.rules import Plan, alternatives
@@ -54,6 +54,7 @@ __all__ = [
     "alternatives",
     "canonical",
     "check",
+    "definitions",
     "load",
     "paths",
     "validate",

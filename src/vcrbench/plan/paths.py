@@ -51,6 +51,8 @@ MODEL_CURVES = f"{ESTIMATE_DIR}/curves.parquet"
 MODEL_METRICS = f"{ESTIMATE_DIR}/metrics.parquet"
 MODEL_REPLICATES = f"{ESTIMATE_DIR}/replicate_metrics.parquet"
 VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
+#: The choices of this run against the paper's, from the config alone (vcrbench.plan.definitions).
+DEFINITIONS = f"{RESULTS}/tables/definitions.csv"
 MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
 #: Datasets with their own classes (vcrbench.zeroshot): per class x Δv bin, and class transitions.
 ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"

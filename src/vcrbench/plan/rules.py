@@ -115,6 +115,7 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
             *self.imagenet_c_files(),
             *self.prediction_files(),
             paths.COVERAGE,
+            paths.DEFINITIONS,
             paths.VCR_METRICS,
             paths.MODEL_DIFFERENCES,
             *self.training_logs(),

@@ -21,6 +21,7 @@ from vcrbench.tables.format import (
     display_corruption,
     fmt,
 )
+from vcrbench.tables.spaces import merge_spaces, space_column
 from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS
 
 # --------------------------------------------------------------------------- Table 2
@@ -117,19 +118,6 @@ def _reference_cells(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def _merge_spaces(metrics: pd.DataFrame, label_space: str) -> pd.DataFrame:
-    """One row per model and corruption: R̂ from ``label_space``, HMRI/MRSI from the human
-    label space (where they exist)."""
-    r_cols = [c for c in metrics if c.startswith(("R_a", "R_p"))]
-    base = metrics[metrics["label_space"] == label_space][["model", "corruption", *r_cols]]
-    h_cols = [c for c in metrics if c.startswith(("HMRI_", "MRSI_"))]
-    ref_cols = [c for c in ("human_reference", "reference_how") if c in metrics]
-    human = metrics[metrics["label_space"] == HUMAN_LABEL_SPACE][
-        ["model", "corruption", *h_cols, *ref_cols]
-    ]
-    return base.merge(human, on=["model", "corruption"], how="left")
-
-
 # --------------------------------------------------------------------------- leaderboard
 
 
@@ -164,7 +152,7 @@ def leaderboard(
             f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))}; "
             "config key figures.label_space)"
         )
-    df = _merge_spaces(rows, label_space)
+    df = merge_spaces(rows, label_space)
     key = sort_by if sort_by in df and df[sort_by].notna().any() else "R_a"
     df = df.sort_values([key, "model"], ascending=[False, True], na_position="last", kind="stable")
     df = df.reset_index(drop=True)
@@ -172,9 +160,9 @@ def leaderboard(
     df.insert(0, "rank", rank.astype("Int64"))
     families = families or {}
     df.insert(2, "family", [families.get(m, "other") for m in df["model"]])
-    df["label_space"] = label_space
-    shown = [m for m in METRICS if m in df and df[m].notna().any()]
-    keep = ["rank", "model", "family", "label_space"]
+    own = [space_column(m, label_space) for m in ("R_a", "R_p")]
+    shown = [m for m in (*METRICS, *own) if m in df and df[m].notna().any()]
+    keep = ["rank", "model", "family", "R_label_space"]
     for m in shown:
         keep += [m, f"{m}_lo", f"{m}_hi"]
     human = any(m.startswith(("HMRI", "MRSI")) for m in shown)
@@ -182,7 +170,7 @@ def leaderboard(
         keep += [c for c in ("human_reference", "reference_how") if c in df]
     same = None
     if differences is not None:
-        space = HUMAN_LABEL_SPACE if key.startswith(("HMRI", "MRSI")) else label_space
+        space = HUMAN_LABEL_SPACE if human or key.startswith(("HMRI", "MRSI")) else label_space
         same = _next_indistinguishable(df["model"].tolist(), differences, corruption, space, key)
         df["indistinguishable_from_next"] = same
         keep.append("indistinguishable_from_next")
@@ -195,16 +183,19 @@ def leaderboard(
         }
     )
     for m in shown:
-        display[m] = _interval_cells(df, m, digits)
+        header = f"{HEADERS_MD[m[:3]]} ({label_space})" if m in own else m
+        display[header] = _interval_cells(df, m, digits)
     if same is not None:
         display["≈ next"] = ["≈" if v is True else ("" if v is False else MISSING) for v in same]
     name = display_corruption(corruption)
     caption = (
-        f"{name}: models ranked by {HEADERS_MD.get(key, key)} (R̂ on {label_space} labels"
+        f"{name}: models ranked by {HEADERS_MD.get(key, key)} ("
         + (
-            ", HMRI/MRSI on the 16 classes of the human reference"
-            if human
-            else "; no human reference, so no HMRI/MRSI"
+            "R̂ and HMRI/MRSI on the 16 classes of the human reference, "
+            f"R̂ on {label_space} labels in its own columns"
+            if human and label_space != HUMAN_LABEL_SPACE
+            else f"R̂ on {label_space} labels"
+            + ("" if human else "; no human reference, so no HMRI/MRSI")
         )
         + "); 95% bootstrap intervals"
         + (

@@ -22,7 +22,7 @@ from vcrbench.tables.format import (
     fmt,
     latex_text,
 )
-from vcrbench.tables.paper import _merge_spaces
+from vcrbench.tables.spaces import merge_spaces, space_column
 from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K
 
 TABLE3_METRICS = (("a", "Accuracy"), ("p", "Prediction consistency"))
@@ -53,10 +53,10 @@ def retraining_table(
     values that improve on before-values are bold in Markdown and LaTeX (the paper marks them
     red). CSV: long format, one row per corruption, fine-tuned model and phase.
     """
-    values, groups, present = _retraining_values(
+    values, groups, present, in_human = _retraining_values(
         metrics, pairs, trained_on or {}, label_space, corruptions
     )
-    change = _changes(differences, label_space) if differences is not None else None
+    change = _changes(differences, label_space, in_human) if differences is not None else None
     data = _retraining_long(values, groups, present, change, digits)
     keys, cells, bold, cols_md, cols_tex = _retraining_cells(
         values, groups, present, change, digits
@@ -72,7 +72,13 @@ def retraining_table(
     caption = (
         "VCR before and after retraining ("
         + "; ".join(_group_description(label, base, rows) for label, base, rows in groups)
-        + f"; R̂ on {label_space} labels, HMRI/MRSI on the 16 classes of the human reference). "
+        + "; R̂ and HMRI/MRSI on the 16 classes of the human reference"
+        + (
+            f", R̂ on {label_space} labels where a corruption has none"
+            if label_space != HUMAN_LABEL_SPACE
+            else ""
+        )
+        + "). "
         "Bold: improved after retraining."
         + (
             " Change: after − before with its paired 95% bootstrap interval (the same test "
@@ -99,7 +105,8 @@ TABLE3_COLUMNS = [f"{m}_{k}" for k, _ in TABLE3_METRICS for m in ("R", "HMRI", "
 def _retraining_values(metrics, pairs, trained_on, label_space, corruptions):
     """Table 3's inputs checked and arranged: ``values`` (metric columns indexed by model and
     corruption), the column ``groups`` (label, base, ``{corruption: fine-tuned model}``) and the
-    corruptions ``present`` (those with both values in some group)."""
+    corruptions ``present`` (those with both values in some group) and the corruptions whose R̂
+    is shown in the human label space (``in_human``: those with a human reference)."""
     if not pairs:
         raise TableError("retraining table: no (fine-tuned, base) model pairs given")
     _check_columns(
@@ -110,11 +117,17 @@ def _retraining_values(metrics, pairs, trained_on, label_space, corruptions):
         for m in (tuned, base):
             if m not in known:
                 raise TableError(f"retraining table: model {m!r} has no rows in the metrics table")
-    merged = _merge_spaces(metrics, label_space)
+    merged = merge_spaces(metrics, label_space)
     for c in TABLE3_COLUMNS:
         if c not in merged:
             merged[c] = np.nan
-    values = merged.set_index(["model", "corruption"])[TABLE3_COLUMNS]
+    # R̂ in the dataset's space beside the 16-class R̂: in the CSV, not in the display.
+    own = [space_column(f"R_{k}", label_space) for k, _ in TABLE3_METRICS]
+    own = [c for c in own if c in merged]
+    in_human = set(
+        merged.loc[merged["R_label_space"] == HUMAN_LABEL_SPACE, "corruption"].astype(str)
+    )
+    values = merged.set_index(["model", "corruption"])[TABLE3_COLUMNS + own]
     all_corruptions = (
         list(corruptions) if corruptions is not None else sorted(set(merged["corruption"]))
     )
@@ -126,7 +139,7 @@ def _retraining_values(metrics, pairs, trained_on, label_space, corruptions):
     ]
     if not present:
         raise TableError("retraining table: no corruption has metrics for both models of a pair")
-    return values, groups, present
+    return values, groups, present, in_human
 
 
 def _pair_present(values: pd.DataFrame, base: str, tuned: str | None, corruption: str) -> bool:
@@ -222,13 +235,14 @@ def _retraining_cells(values, groups, present, change, digits):
     return keys, cells, bold, cols_md, cols_tex
 
 
-def _changes(differences: pd.DataFrame, label_space: str) -> dict:
+def _changes(differences: pd.DataFrame, label_space: str, in_human=frozenset()) -> dict:
     """``{(fine-tuned, base, corruption, metric column): (diff, lo, hi)}`` of the fine-tuned-vs-base
-    rows of ``model_differences.csv`` (R̂ in ``label_space``, HMRI/MRSI in the human space)."""
+    rows of ``model_differences.csv`` (HMRI/MRSI in the human space, R̂ too on the corruptions
+    ``in_human`` whose R̂ the table shows there, elsewhere R̂ in ``label_space``)."""
     out = {}
     rows = differences[differences["relation"] == "fine-tuned vs base"]
     for r in rows.itertuples():
-        human = r.metric.startswith(("HMRI", "MRSI"))
+        human = r.metric.startswith(("HMRI", "MRSI")) or r.corruption in in_human
         if r.label_space != (HUMAN_LABEL_SPACE if human else label_space):
             continue
         out[(r.model_a, r.model_b, r.corruption, r.metric)] = (r.diff, r.diff_lo, r.diff_hi)

@@ -1,0 +1,195 @@
+"""What a run computes where the project can differ from the VCR paper: one row per choice, from
+the config alone (``results/tables/definitions.csv``; docs/fidelity.md explains every row).
+
+Columns :data:`COLUMNS`: ``definition`` (the choice), ``paper`` (what the paper does), ``this_run``
+(what this config does), ``config_key`` (where to change it; empty: not configurable),
+``matches_paper`` (``yes``, ``no``, or ``unstated`` where the paper does not say) and ``note``
+(why a row cannot match, or what the difference means). Keys that a config may lack (added by a
+later version of the schema) are read with their fallback in one place, :data:`FALLBACKS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+COLUMNS = ["definition", "paper", "this_run", "config_key", "matches_paper", "note"]
+
+#: Keys read with a fallback: a config validated by a schema that does not know them yet gets the
+#: value the run then uses.
+FALLBACKS: dict[str, object] = {
+    "corruptions.domain_set": "calibrated",
+    "humans.error_consistency": "pooled",
+}
+YES, NO, UNSTATED = "yes", "no", "unstated"
+
+
+def _get(config: Mapping, key: str):
+    """``config`` at the dotted ``key``; the :data:`FALLBACKS` value where a level is missing."""
+    node = config
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            if key in FALLBACKS:
+                return FALLBACKS[key]
+            raise KeyError(f"config has no key {key!r} (a validated config has every key)")
+        node = node[part]
+    return node
+
+
+def _row(definition, paper, this_run, key, matches, note="") -> dict:
+    return {
+        "definition": definition,
+        "paper": paper,
+        "this_run": str(this_run),
+        "config_key": key,
+        "matches_paper": matches if isinstance(matches, str) else (YES if matches else NO),
+        "note": note,
+    }
+
+
+def definitions(config: Mapping) -> list[dict]:
+    """The rows of ``definitions.csv`` for a validated ``config`` (no data read)."""
+
+    def get(key):
+        return _get(config, key)
+
+    domains = get("corruptions.domain_set")
+    mode = get("sampling.mode")
+    spline = get("estimation.spline")
+    anchor1 = get("estimation.anchor1")
+    bins, min_count, weighting = (
+        get(f"estimation.{k}") for k in ("bins", "min_count", "weighting")
+    )
+    band, level = get("estimation.similarity_band"), get("estimation.similarity_level")
+    consistency = get("humans.error_consistency")
+    label_space = get("figures.label_space")
+    cov = {k: get(f"coverage.{k}") for k in ("bins", "min_count", "reference_n", "denominator")}
+    references = get("humans.references")
+    rows = [
+        _row(
+            "parameter domains C of the corruptions",
+            "the authors' code (HuakunShen/VCR)",
+            domains,
+            "corruptions.domain_set",
+            domains == "paper",
+            "" if domains == "paper" else "domains calibrated by the project to reach Δv ≈ 0.975",
+        ),
+        _row(
+            "sampling of the test sets",
+            "c ~ U(C) (parameter-uniform)",
+            mode,
+            "sampling.mode",
+            mode == "parameter-uniform",
+            {
+                "parameter-uniform": "",
+                "dv-stratified": "draws c ~ U(C) and keeps per-bin quotas: the paper's P(c | Δv) "
+                "with full Δv coverage",
+                "dv-uniform": "moves all parameters of a corruption along one path: changes "
+                "P(c | Δv) for multi-parameter corruptions",
+            }.get(mode, ""),
+        ),
+        _row(
+            "curve fit",
+            "monotone quantile smoothing spline (Koenker, Ng & Portnoy 1994)",
+            spline,
+            "estimation.spline",
+            spline == "quantile",
+            "penalty by SIC as R's cobs (the paper does not give its choice)"
+            if spline == "quantile"
+            else "least-squares P-spline, penalty by cross-validation: estimates a mean rate",
+        ),
+        _row("Δv bins M", "40", bins, "estimation.bins", bins == 40),
+        _row(
+            "minimum samples per fitted bin L",
+            "not given",
+            min_count,
+            "estimation.min_count",
+            UNSTATED,
+        ),
+        _row(
+            "anchor s(0)",
+            "clean accuracy (s_a); 1 for a deterministic model's s_p",
+            "clean accuracy (resampled with its images); 1 for models' s_p",
+            "",
+            YES,
+        ),
+        _row(
+            "humans' anchor s_p(0)",
+            "not given (the human s_p lies below the models' at small Δv)",
+            "the humans' consistency on the clean image shown again; no s_p without such trials",
+            "",
+            UNSTATED,
+            "people are not deterministic: s_p(0) is not pinned at 1",
+        ),
+        _row(
+            "anchor s(1)",
+            "the last bin is anchored, its value not given",
+            "free (s(1) >= 0)" if anchor1 is None else anchor1,
+            "estimation.anchor1",
+            UNSTATED,
+            "no value at Δv = 1 holds for every model (docs/estimation.md)",
+        ),
+        _row(
+            "weighting of Δv in R̂",
+            "uniform",
+            weighting or "uniform",
+            "estimation.weighting",
+            weighting in (None, "uniform"),
+        ),
+        _row(
+            "integration range of HMRI and MRSI",
+            "[0, 1]",
+            "[0, 1] (vcr_metrics.csv HMRI_*, MRSI_*)",
+            "",
+            YES,
+            "HMRI_*_support, MRSI_*_support: over the human reference's Δv support, outside which "
+            "the human curve is extrapolated",
+        ),
+        _row(
+            "similarity test of human curves",
+            "83% pointwise confidence bands overlap everywhere",
+            f"{level:g} {band} bands overlap everywhere",
+            "estimation.similarity_band",
+            band == "pointwise" and level == 0.83,
+        ),
+        _row(
+            "1000 -> 16 class decision",
+            "argmax of the mean probability of each class's ImageNet classes (Geirhos et al.)",
+            "argmax of the mean probability of each class's ImageNet classes",
+            "",
+            YES,
+        ),
+        _row(
+            "coverage threshold",
+            "a bin of 40 is covered with >= 20 images; Table 2 divides by 39",
+            f">= {cov['min_count']} images at {cov['reference_n']} samples (scaled), "
+            f"{cov['bins']} bins, divided by {cov['denominator']}",
+            "coverage.min_count",
+            cov["min_count"] == 20 and cov["bins"] == 40 and cov["denominator"] == 39,
+        ),
+        _row(
+            "error consistency over observers",
+            "not reported; Geirhos et al. (2020) average κ over human-network pairs",
+            consistency,
+            "humans.error_consistency",
+            consistency == "per-pair",
+            "both are reported; pooling trials over observers is the more stable estimate",
+        ),
+        _row(
+            "label space of R̂ in Table 3 and the leaderboards",
+            "the humans' 16 classes beside HMRI (Table 3 implies one human area per corruption)",
+            f"geirhos16 beside HMRI/MRSI; {label_space} elsewhere and in its own R̂ columns",
+            "figures.label_space",
+            YES,
+            "R̂ on ImageNet-1k is not the paper's Table 3 quantity; it is kept as extra columns",
+        ),
+        _row(
+            "human reference data",
+            "the VCR human experiments (7,718 participants)",
+            ", ".join(sorted(references)) or "none",
+            "humans.references",
+            NO,
+            "no VCR human data were released: Geirhos et al. (2018) stand in where they match a "
+            "corruption",
+        ),
+    ]
+    return rows

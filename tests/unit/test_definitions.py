@@ -1,0 +1,80 @@
+"""Tests of vcrbench.plan.definitions: results/tables/definitions.csv from the config alone."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vcrbench import plan, schema
+from vcrbench.plan import definitions
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def config_of(name: str, tmp_path) -> dict:
+    cfg = yaml.safe_load((REPO / "config" / name).read_text())
+    if cfg["dataset"].get("path"):
+        cfg["dataset"]["path"] = str(tmp_path)
+    if (cfg.get("retrain") or {}).get("pool", {}).get("path"):
+        cfg["retrain"]["pool"]["path"] = str(tmp_path)
+    return plan.validate(cfg)
+
+
+def by_definition(cfg) -> dict[str, dict]:
+    rows = definitions.definitions(cfg)
+    assert all(list(r) == definitions.COLUMNS for r in rows)
+    return {r["definition"]: r for r in rows}
+
+
+def test_every_row_names_what_the_paper_does_and_how_it_compares(tmp_path):
+    rows = definitions.definitions(config_of("config.yaml", tmp_path))
+    assert len({r["definition"] for r in rows}) == len(rows) >= 14
+    for r in rows:
+        assert r["paper"] and r["this_run"]
+        assert r["matches_paper"] in {"yes", "no", "unstated"}
+        if r["config_key"]:
+            top = r["config_key"].split(".")[0]
+            assert top in schema.schema()["properties"], r["config_key"]
+
+
+def test_rows_follow_the_config(tmp_path):
+    cfg = config_of("config.yaml", tmp_path)
+    rows = by_definition(cfg)
+    assert rows["curve fit"]["this_run"] == "pspline"
+    assert rows["curve fit"]["matches_paper"] == "no"
+    assert rows["sampling of the test sets"]["matches_paper"] == "no"  # dv-uniform
+    changed = copy.deepcopy(cfg)
+    changed["estimation"]["spline"] = "quantile"
+    changed["sampling"]["mode"] = "parameter-uniform"
+    rows = by_definition(changed)
+    assert rows["curve fit"]["matches_paper"] == "yes"
+    assert rows["sampling of the test sets"]["matches_paper"] == "yes"
+
+
+def test_paper_config_matches_the_paper_where_it_can(tmp_path):
+    rows = by_definition(config_of("paper.yaml", tmp_path))
+    assert rows["curve fit"]["matches_paper"] == "yes"
+    assert rows["sampling of the test sets"]["matches_paper"] == "yes"
+    assert rows["coverage threshold"]["matches_paper"] == "yes"
+    human = rows["human reference data"]
+    assert human["matches_paper"] == "no"
+    assert "no VCR human data were released" in human["note"]
+
+
+def test_keys_a_config_may_lack_fall_back_in_one_place(tmp_path):
+    cfg = config_of("config.yaml", tmp_path)
+    assert "domain_set" not in cfg["corruptions"]  # not in this schema yet
+    assert (
+        by_definition(cfg)["parameter domains C of the corruptions"]["this_run"]
+        == (definitions.FALLBACKS["corruptions.domain_set"])
+    )
+    cfg = copy.deepcopy(cfg)
+    cfg["corruptions"]["domain_set"] = "paper"
+    row = by_definition(cfg)["parameter domains C of the corruptions"]
+    assert row["this_run"] == "paper" and row["matches_paper"] == "yes"
+    del cfg["estimation"]["spline"]
+    with pytest.raises(KeyError, match="estimation.spline"):
+        definitions.definitions(cfg)

@@ -60,16 +60,21 @@ TIED: dict[str, dict[str, str]] = {
         "min_count": "estimation.min_count",
     },
     "vcrbench.estimation.bootstrap:bootstrap": {
+        "spline": "estimation.spline",
         "n_bins": "estimation.bins",
         "min_count": "estimation.min_count",
         "n_boot": "estimation.n_boot",
         "seed": "seed",
         "grid_size": "estimation.grid_size",
     },
+    "vcrbench.estimation.bootstrap:replicate_curves": {"spline": "estimation.spline"},
+    "vcrbench.estimation.spline:Curve.__init__": {"spline": "estimation.spline"},
+    "vcrbench.estimation.spline:_fit_bins": {"spline": "estimation.spline"},
     "vcrbench.estimation.bootstrap:small_sample_factor": {"level": "estimation.level"},
     "vcrbench.estimation.estimate:Estimate.band": {"level": "estimation.level"},
     "vcrbench.estimation.estimate:Estimate.area_interval": {"level": "estimation.level"},
     "vcrbench.estimation.estimate:estimate": {
+        "spline": "estimation.spline",
         "n_bins": "estimation.bins",
         "min_count": "estimation.min_count",
         "n_boot": "estimation.n_boot",
@@ -81,6 +86,7 @@ TIED: dict[str, dict[str, str]] = {
         "small_sample": "estimation.small_sample",
     },
     "vcrbench.estimation.spline:fit_curve": {
+        "spline": "estimation.spline",
         "n_bins": "estimation.bins",
         "min_count": "estimation.min_count",
         "n_folds": "estimation.n_folds",
@@ -89,7 +95,6 @@ TIED: dict[str, dict[str, str]] = {
     },
     "vcrbench.evaluate:evaluate": {
         "label_spaces": "estimation.label_spaces",
-        "metric_range": "humans.metric_range",
         "scenario_level": "humans.scenario_level",
     },
     "vcrbench.evaluate:imagenet_c_accuracy": {"label_spaces": "estimation.label_spaces"},
@@ -244,6 +249,7 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.estimation.bootstrap:DEFAULT_N_BOOT": ("estimation.n_boot",),
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.estimation.spline:DEFAULT_N_FOLDS": ("estimation.n_folds",),
+    "vcrbench.estimation.spline:DEFAULT_SPLINE": ("estimation.spline",),
     "vcrbench.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
 }

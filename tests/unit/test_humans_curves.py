@@ -174,7 +174,7 @@ def test_user_trials_give_both_curves():
 
 def test_human_consistency_without_clean_repeats_is_empty_with_its_reason():
     est = curves.human_estimates(user_trials(), None, SETTINGS, seed=0)
-    assert "consistency" not in est and "accuracy" in est
+    assert "consistency" not in est.curves and "accuracy" in est.curves
     assert est.skipped["consistency"] == curves.NO_CLEAN_CONSISTENCY
     assert "not pinned at 1" in est.skipped["consistency"]
 

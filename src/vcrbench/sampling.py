@@ -61,7 +61,7 @@ from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS, param_column
 
 log = logging.getLogger(__name__)
 
-MODES = ("parameter-uniform", "dv-uniform")
+MODES = ("parameter-uniform", "dv-uniform", "dv-stratified")
 #: Options of dv-uniform mode and their defaults (config: sampling.options).
 DV_UNIFORM_DEFAULTS = {
     "pilot_fraction": 0.1,
@@ -93,6 +93,20 @@ def sample_seeds(seed: int, corruption: str, ids) -> np.ndarray:
     return np.array([derive_seed(seed, "sample", corruption, int(i)) for i in ids], dtype=np.int64)
 
 
+def manifest_frame(clean_set, rows: np.ndarray, seeds: np.ndarray, shard_size: int) -> pd.DataFrame:
+    """The columns every mode writes: sample i shows clean-set row ``rows[i]`` with ``seeds[i]``."""
+    sample_ids = np.arange(len(rows), dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "sample_id": sample_ids,
+            "image_id": np.asarray(clean_set.image_ids, dtype=object)[rows].astype(str),
+            "label": np.asarray(clean_set.labels, dtype=np.int64)[rows],
+            "seed": np.asarray(seeds, dtype=np.int64),
+            "shard": (sample_ids // shard_size).astype(np.int64),
+        }
+    )
+
+
 def make_manifest(
     corruption: Corruption,
     clean_set,
@@ -112,7 +126,8 @@ def make_manifest(
     n_samples, shard_size : int
     seed : int
         Root seed; every draw is derived from it and names.
-    mode : ``"parameter-uniform"`` or ``"dv-uniform"``
+    mode : ``"parameter-uniform"``, ``"dv-uniform"`` or ``"dv-stratified"``
+        (:mod:`vcrbench.sampling_stratified`)
     vif_variant : str
         VIF variant of the pilot's Δv (dv-uniform).
     **opts
@@ -130,24 +145,22 @@ def make_manifest(
         raise ValueError(f"n_samples must be at least 1, not {n_samples}")
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
-    unknown = sorted(set(opts) - set(DV_UNIFORM_DEFAULTS))
-    if unknown:
-        raise ValueError(
-            f"unknown dv-uniform option(s) {unknown}; known: {sorted(DV_UNIFORM_DEFAULTS)}"
+    from vcrbench.sampling_stratified import STRATIFIED_DEFAULTS, stratified_manifest
+
+    if mode == "dv-stratified":
+        return stratified_manifest(
+            corruption, clean_set, n_samples, shard_size, seed, vif_variant, **opts
         )
 
+    # dv-stratified options are accepted (and unused) so that switching modes is one config key.
+    known = set(DV_UNIFORM_DEFAULTS) | set(STRATIFIED_DEFAULTS)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ValueError(f"unknown dv-uniform option(s) {unknown}; known: {sorted(known)}")
+
     rows = image_sequence(clean_set, n_samples, seed)
-    ids = np.asarray(clean_set.image_ids, dtype=object)
-    labels = np.asarray(clean_set.labels, dtype=np.int64)
-    sample_ids = np.arange(n_samples, dtype=np.int64)
-    frame = pd.DataFrame(
-        {
-            "sample_id": sample_ids,
-            "image_id": ids[rows].astype(str),
-            "label": labels[rows],
-            "seed": sample_seeds(seed, corruption.name, sample_ids),
-            "shard": (sample_ids // shard_size).astype(np.int64),
-        }
+    frame = manifest_frame(
+        clean_set, rows, sample_seeds(seed, corruption.name, range(n_samples)), shard_size
     )
     if mode == "parameter-uniform":
         # dv-uniform options are accepted (and unused) so that switching modes is one config key.

@@ -16,11 +16,13 @@ from vcrbench.corruptions import (  # noqa: F401
     imagenet_c_contrast,
 )
 from vcrbench.corruptions.registry import (
+    DOMAIN_SETS,
     Corruption,
     CorruptionError,
     Param,
     build_corruption,
     calibrated_domains,
+    domain_set,
     get_corruption,
     list_corruptions,
     load_function,
@@ -28,11 +30,13 @@ from vcrbench.corruptions.registry import (
 )
 
 __all__ = [
+    "DOMAIN_SETS",
     "Corruption",
     "CorruptionError",
     "Param",
     "build_corruption",
     "calibrated_domains",
+    "domain_set",
     "get_corruption",
     "list_corruptions",
     "load_function",

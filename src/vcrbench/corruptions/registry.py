@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 
 from vcrbench.errors import CorruptionError, did_you_mean
-from vcrbench.vocab import param_column
+from vcrbench.vocab import DEFAULT_DOMAIN_SET, param_column
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
 #: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
@@ -36,9 +36,21 @@ from vcrbench.vocab import param_column
 SIMILARITY_CLASSES = ("noise", "blur", "contrast")
 #: Keys of a corruption's config entry that get_corruption understands.
 OPTION_KEYS = frozenset(
-    {"domain", "reason", "function", "imagenet_c", "similarity_class", "identity", "n_samples"}
+    {
+        "domain",
+        "domain_set",
+        "reason",
+        "function",
+        "imagenet_c",
+        "similarity_class",
+        "identity",
+        "n_samples",
+    }
 )
 DOMAINS_FILE = "corruption_domains.yaml"
+#: The named domain sets: the project's calibrated domains (the default) and the paper's, its
+#: authors' toolbox ranges (docs/corruptions.md); a file per set in vcrbench/data.
+DOMAIN_SETS = {"calibrated": DOMAINS_FILE, "paper": "corruption_domains_paper.yaml"}
 
 CorruptionFunction = Callable[[np.ndarray, Mapping[str, float], np.random.Generator], np.ndarray]
 
@@ -387,7 +399,18 @@ def build_corruption(
 @lru_cache(maxsize=1)
 def calibrated_domains() -> dict[str, dict]:
     """The calibrated domains of the built-ins (``vcrbench/data/corruption_domains.yaml``)."""
-    text = (importlib.resources.files("vcrbench") / "data" / DOMAINS_FILE).read_text()
+    return domain_set(DEFAULT_DOMAIN_SET)
+
+
+@lru_cache(maxsize=len(DOMAIN_SETS))
+def domain_set(name: str) -> dict[str, dict]:
+    """The entries of a named domain set (``calibrated`` or ``paper``), corruption -> entry."""
+    if name not in DOMAIN_SETS:
+        raise CorruptionError(
+            f"unknown domain set {name!r}{did_you_mean(name, DOMAIN_SETS)}; "
+            f"known: {', '.join(DOMAIN_SETS)}"
+        )
+    text = (importlib.resources.files("vcrbench") / "data" / DOMAIN_SETS[name]).read_text()
     return yaml.safe_load(text) or {}
 
 
@@ -399,7 +422,9 @@ def list_corruptions() -> list[str]:
 def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corruption:
     """The corruption ``name``, with the config entry ``options`` applied.
 
-    ``options`` (all optional): ``domain`` ({param: [low, high]} overrides), ``reason`` (why),
+    ``options`` (all optional): ``domain_set`` (``calibrated``, the default, or ``paper``: the
+    authors' toolbox ranges; a corruption the set does not list keeps its calibrated domain),
+    ``domain`` ({param: [low, high]} overrides, applied after the set), ``reason`` (why),
     ``function`` ("package.module:function", a user corruption: with ``domain`` for each of its
     parameters, optional ``identity`` {param: value}, ``imagenet_c``, ``similarity_class``).
     ``n_samples`` is a sampling setting and is ignored here.
@@ -410,6 +435,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
         raise CorruptionError(
             f"corruption {name!r}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}"
         )
+    domain_set(options.get("domain_set") or DEFAULT_DOMAIN_SET)  # an unknown set raises
     if options.get("function"):
         return _user_corruption(name, options)
     if name not in _REGISTRY:
@@ -423,7 +449,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             raise CorruptionError(
                 f"corruption {name!r}: option {key!r} is only for user corruptions (with function)"
             )
-    corruption = _REGISTRY[name]
+    corruption = _with_domain_set(_REGISTRY[name], options.get("domain_set") or DEFAULT_DOMAIN_SET)
     if "similarity_class" in options and options["similarity_class"] != corruption.similarity_class:
         raise CorruptionError(
             f"corruption {name!r}: similarity_class is {corruption.similarity_class!r} and "
@@ -434,6 +460,15 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     elif options.get("reason"):
         corruption = replace(corruption, reason=options["reason"])
     return corruption
+
+
+def _with_domain_set(corruption: Corruption, name: str) -> Corruption:
+    """``corruption`` with its domain from the named set (unchanged where the set lacks it)."""
+    entry = domain_set(name).get(corruption.name)
+    if name == DEFAULT_DOMAIN_SET or entry is None:
+        return corruption
+    reason = f"domain set {name!r}: {entry['source']}; {entry['chosen']}"
+    return corruption.with_domain(entry["domain"], reason)
 
 
 def load_function(path: str) -> CorruptionFunction:

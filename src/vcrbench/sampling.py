@@ -40,6 +40,10 @@ Modes.
     seeds), so the generation cost is N + (pilot size) corruptions and Δv computations; the
     pilot's Δv is known, so coverage of the bins it filled is guaranteed. ``target_dv`` is NaN for
     the first pilot round.
+
+``dv-stratified``
+    c ~ U(C) candidates kept under per-bin quotas of their measured Δv, so that each kept sample
+    is a draw from U(C) restricted to its bin (:mod:`vcrbench.sampling_stratified`).
 """
 
 from __future__ import annotations
@@ -145,18 +149,19 @@ def make_manifest(
         raise ValueError(f"n_samples must be at least 1, not {n_samples}")
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
-    from vcrbench.sampling_stratified import STRATIFIED_DEFAULTS, stratified_manifest
+    from vcrbench.sampling_stratified import STRATIFIED_DEFAULTS
 
-    if mode == "dv-stratified":
-        return stratified_manifest(
-            corruption, clean_set, n_samples, shard_size, seed, vif_variant, **opts
-        )
-
-    # dv-stratified options are accepted (and unused) so that switching modes is one config key.
+    # Each mode accepts (and ignores) the others' options, so that switching modes is one key.
     known = set(DV_UNIFORM_DEFAULTS) | set(STRATIFIED_DEFAULTS)
     unknown = sorted(set(opts) - known)
     if unknown:
-        raise ValueError(f"unknown dv-uniform option(s) {unknown}; known: {sorted(known)}")
+        what = "dv-stratified" if mode == "dv-stratified" else "dv-uniform"
+        raise ValueError(f"unknown {what} option(s) {unknown}; known: {sorted(known)}")
+    if mode == "dv-stratified":
+        options = {k: opts.get(k, v) for k, v in STRATIFIED_DEFAULTS.items()}
+        return _dv_stratified(
+            corruption, clean_set, n_samples, shard_size, seed, vif_variant, options
+        )
 
     rows = image_sequence(clean_set, n_samples, seed)
     frame = manifest_frame(
@@ -175,6 +180,33 @@ def make_manifest(
         frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
     if mode == "dv-uniform":
         frame["target_dv"] = target
+    frame.attrs["sampling"] = info
+    return frame
+
+
+def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_variant, options):
+    """dv-stratified manifest: candidates drawn as parameter-uniform samples (candidate k shows
+    image k of the sequence with seed k), kept by :mod:`vcrbench.sampling_stratified`."""
+    from vcrbench.sampling_stratified import stratified_draws
+
+    ids = np.asarray(clean_set.image_ids, dtype=object)
+    device, batch_size = options["device"], int(options["batch_size"])
+
+    def draw(start: int, params: Mapping[str, np.ndarray]):
+        stop = start + len(next(iter(params.values())))
+        rows = image_sequence(clean_set, stop, seed)[start:]
+        seeds = sample_seeds(seed, corruption.name, range(start, stop))
+        dv = _measure(
+            corruption, clean_set, ids[rows], params, seeds, vif_variant, device, batch_size
+        )
+        return rows, dv
+
+    kept, rows, params, dv, info = stratified_draws(corruption, n, seed, draw, options)
+    frame = manifest_frame(clean_set, rows, sample_seeds(seed, corruption.name, kept), shard_size)
+    for name in corruption.param_names:
+        frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
+    frame["candidate"] = kept.astype(np.int64)
+    frame["measured_dv"] = dv
     frame.attrs["sampling"] = info
     return frame
 

@@ -11,8 +11,9 @@ corruption it changes which corruptions stand at a given Δv. This sampler keeps
    parameter-uniform manifest. Every candidate is corrupted and its Δv measured.
 2. Strata are Alg. 1's bins 0..bins−2 (Δv = 1, bin bins−1, joins the last one). After the first N
    candidates, more are drawn while some stratum holds fewer than the level T = ⌈N / strata hit
-   so far⌉ and can plausibly reach it: at its observed rate, the candidates it needs fit within
-   the cap (``max_candidates`` · N in all). A stratum never hit, or hit too rarely, is left short.
+   so far⌉ and can plausibly reach it: at its observed rate (at most 3 / candidates drawn for a
+   stratum not hit yet), the candidates it needs fit within the cap (``max_candidates`` · N in
+   all). A stratum not hit, or hit too rarely, is left short.
 3. Quotas: the water level L, the smallest with Σ_j min(h_j, L) ≥ N over the strata's hits h_j;
    stratum j keeps its first min(h_j, L) candidates (a few strata at the level keep one fewer, so
    that exactly N are kept). Which candidates land in a stratum does not depend on their values
@@ -30,15 +31,14 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable, Mapping
 
 import numpy as np
-import pandas as pd
 
-from vcrbench import sampling
 from vcrbench.bins import bin_index
 from vcrbench.corruptions import Corruption
 from vcrbench.seeding import rng
-from vcrbench.vocab import N_BINS, param_column
+from vcrbench.vocab import N_BINS
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +90,11 @@ def _next_round(hits: np.ndarray, drawn: int, n: int, cap: int, batch: int) -> i
     target = math.ceil(n / max(seen, 1))
     room = cap - drawn
     need = {}
-    for j in np.flatnonzero((hits > 0) & (hits < target)):
-        # Candidates until stratum j is expected to hold `target`, at its observed rate.
-        need[int(j)] = math.ceil((target - hits[j]) * drawn / hits[j])
+    for j in np.flatnonzero(hits < target):
+        # Candidates until stratum j is expected to hold `target`, at its observed rate; a
+        # stratum not hit yet at the highest rate that is plausible then (3 / drawn, the "rule of
+        # three" 95 % bound), so that drawing stops once even that rate could not fill it.
+        need[int(j)] = math.ceil((target - hits[j]) * drawn / max(hits[j], 3))
     fillable = [j for j, k in need.items() if k <= room]
     if not fillable or room <= 0:
         return 0
@@ -100,28 +102,17 @@ def _next_round(hits: np.ndarray, drawn: int, n: int, cap: int, batch: int) -> i
     return min(room, n, max(batch, wanted))
 
 
-def stratified_manifest(
-    corruption: Corruption,
-    clean_set,
-    n_samples: int,
-    shard_size: int,
-    seed: int,
-    vif_variant: str = "kumar",
-    **opts,
-) -> pd.DataFrame:
-    """The manifest of a dv-stratified test set (see the module docstring); called by
-    :func:`vcrbench.sampling.make_manifest`, which checks ``n_samples`` and ``shard_size``.
+def stratified_draws(
+    corruption: Corruption, n: int, seed: int, draw: Callable, options: Mapping
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray, dict]:
+    """Draw candidates and keep ``n`` of them under per-stratum quotas (see the module docstring).
 
-    Options (``sampling.options``): ``max_candidates`` (candidates per kept sample at most, 10),
-    ``bins`` (40), ``batch_size`` (32, images per Δv batch), ``device`` (of the VIF, None = CPU).
-    Options of the other modes are accepted and unused, so that switching modes is one key.
+    ``draw(start, params)`` corrupts and measures candidates ``start, start + 1, …`` with the
+    given parameter arrays and returns their clean-set rows and Δv
+    (:func:`vcrbench.sampling.make_manifest` supplies it). Options: ``max_candidates``,
+    ``bins``, ``batch_size`` (the smallest round after the first). Returns the kept candidates'
+    indices (increasing), clean-set rows, parameters and Δv, and the run's description.
     """
-    known = set(STRATIFIED_DEFAULTS) | set(sampling.DV_UNIFORM_DEFAULTS)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise ValueError(f"unknown dv-stratified option(s) {unknown}; known: {sorted(known)}")
-    options = {**STRATIFIED_DEFAULTS, **{k: v for k, v in opts.items() if k in STRATIFIED_DEFAULTS}}
-    n, shard_size = int(n_samples), int(shard_size)  # checked by make_manifest
     max_candidates, bins = float(options["max_candidates"]), int(options["bins"])
     if not max_candidates >= 1:
         raise ValueError(
@@ -130,22 +121,14 @@ def stratified_manifest(
     if bins < 3:
         raise ValueError(f"dv-stratified option bins must be at least 3, not {bins}")
     cap, batch = max(n, math.floor(max_candidates * n)), int(options["batch_size"])
-
-    name = corruption.name
-    gen_params = rng(seed, "manifest", name, "params")
-    images, params, dv = [], {p: [] for p in corruption.param_names}, []
+    gen_params = rng(seed, "manifest", corruption.name, "params")
+    rows, params, dv = [], {p: [] for p in corruption.param_names}, []
     drawn, size, rounds = 0, n, 0
-    ids = np.asarray(clean_set.image_ids, dtype=object)
     while size:
-        rows = sampling.image_sequence(clean_set, drawn + size, seed)[drawn:]
         new = corruption.sample_uniform(size, gen_params)
-        seeds = sampling.sample_seeds(seed, name, range(drawn, drawn + size))
-        dv.append(
-            sampling._measure(
-                corruption, clean_set, ids[rows], new, seeds, vif_variant, options["device"], batch
-            )
-        )
-        images.append(rows)
+        new_rows, new_dv = draw(drawn, new)
+        rows.append(new_rows)
+        dv.append(new_dv)
         for p in params:
             params[p].append(new[p])
         drawn, rounds = drawn + size, rounds + 1
@@ -154,20 +137,13 @@ def stratified_manifest(
 
     dv_all = np.concatenate(dv)
     strata = strata_of(dv_all, bins)
-    keep_n = quotas(hits, n, rng(seed, "manifest", name, "quotas"))
+    keep_n = quotas(hits, n, rng(seed, "manifest", corruption.name, "quotas"))
     kept = np.sort(
         np.concatenate([np.flatnonzero(strata == j)[: keep_n[j]] for j in range(bins - 1)])
     )
-    rows = np.concatenate(images)[kept]
-    frame = sampling.manifest_frame(
-        clean_set, rows, sampling.sample_seeds(seed, name, kept), shard_size
-    )
-    for p in corruption.param_names:
-        frame[param_column(p)] = np.concatenate(params[p])[kept].astype(np.float64)
-    frame["candidate"] = kept.astype(np.int64)
-    frame["measured_dv"] = dv_all[kept]
-    frame.attrs["sampling"] = _report(name, hits, keep_n, drawn, n, cap, rounds)
-    return frame
+    kept_params = {p: np.concatenate(v)[kept] for p, v in params.items()}
+    info = _report(corruption.name, hits, keep_n, drawn, n, cap, rounds)
+    return kept, np.concatenate(rows)[kept], kept_params, dv_all[kept], info
 
 
 def _report(name: str, hits, keep_n, drawn: int, n: int, cap: int, rounds: int) -> dict:
@@ -197,7 +173,7 @@ def _report(name: str, hits, keep_n, drawn: int, n: int, cap: int, rounds: int) 
     if unreached or rare:
         log.warning(
             "%s: dv-stratified could not fill every Δv bin to %d samples within %d candidates "
-            "(sampling.options.max_candidates = %g per sample): bins never reached by c ~ U(C): "
+            "(sampling.options.max_candidates = %g per sample): bins that no candidate reached: "
             "%s; reached too rarely to fill: %s. Their share went to the other bins; a wider "
             "domain (sampling.domain_set, or the corruption's domain) or dv-uniform sampling "
             "reaches them.",

@@ -15,14 +15,12 @@ from vcrbench.corruptions import (  # noqa: F401
     imagenet_c,
     imagenet_c_contrast,
 )
+from vcrbench.corruptions.domains import DOMAIN_SETS, calibrated_domains, domain_set
 from vcrbench.corruptions.registry import (
-    DOMAIN_SETS,
     Corruption,
     CorruptionError,
     Param,
     build_corruption,
-    calibrated_domains,
-    domain_set,
     get_corruption,
     list_corruptions,
     load_function,

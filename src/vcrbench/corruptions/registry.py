@@ -21,12 +21,11 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import yaml
 
+from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
 from vcrbench.errors import CorruptionError, did_you_mean
 from vcrbench.vocab import DEFAULT_DOMAIN_SET, param_column
 
@@ -47,10 +46,6 @@ OPTION_KEYS = frozenset(
         "n_samples",
     }
 )
-DOMAINS_FILE = "corruption_domains.yaml"
-#: The named domain sets: the project's calibrated domains (the default) and the paper's, its
-#: authors' toolbox ranges (docs/corruptions.md); a file per set in vcrbench/data.
-DOMAIN_SETS = {"calibrated": DOMAINS_FILE, "paper": "corruption_domains_paper.yaml"}
 
 CorruptionFunction = Callable[[np.ndarray, Mapping[str, float], np.random.Generator], np.ndarray]
 
@@ -396,24 +391,6 @@ def build_corruption(
     return corruption
 
 
-@lru_cache(maxsize=1)
-def calibrated_domains() -> dict[str, dict]:
-    """The calibrated domains of the built-ins (``vcrbench/data/corruption_domains.yaml``)."""
-    return domain_set(DEFAULT_DOMAIN_SET)
-
-
-@lru_cache(maxsize=len(DOMAIN_SETS))
-def domain_set(name: str) -> dict[str, dict]:
-    """The entries of a named domain set (``calibrated`` or ``paper``), corruption -> entry."""
-    if name not in DOMAIN_SETS:
-        raise CorruptionError(
-            f"unknown domain set {name!r}{did_you_mean(name, DOMAIN_SETS)}; "
-            f"known: {', '.join(DOMAIN_SETS)}"
-        )
-    text = (importlib.resources.files("vcrbench") / "data" / DOMAIN_SETS[name]).read_text()
-    return yaml.safe_load(text) or {}
-
-
 def list_corruptions() -> list[str]:
     """Names of all registered corruptions, sorted."""
     return sorted(_REGISTRY)
@@ -449,7 +426,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             raise CorruptionError(
                 f"corruption {name!r}: option {key!r} is only for user corruptions (with function)"
             )
-    corruption = _with_domain_set(_REGISTRY[name], options.get("domain_set") or DEFAULT_DOMAIN_SET)
+    corruption = with_domain_set(_REGISTRY[name], options.get("domain_set") or DEFAULT_DOMAIN_SET)
     if "similarity_class" in options and options["similarity_class"] != corruption.similarity_class:
         raise CorruptionError(
             f"corruption {name!r}: similarity_class is {corruption.similarity_class!r} and "
@@ -460,15 +437,6 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     elif options.get("reason"):
         corruption = replace(corruption, reason=options["reason"])
     return corruption
-
-
-def _with_domain_set(corruption: Corruption, name: str) -> Corruption:
-    """``corruption`` with its domain from the named set (unchanged where the set lacks it)."""
-    entry = domain_set(name).get(corruption.name)
-    if name == DEFAULT_DOMAIN_SET or entry is None:
-        return corruption
-    reason = f"domain set {name!r}: {entry['source']}; {entry['chosen']}"
-    return corruption.with_domain(entry["domain"], reason)
 
 
 def load_function(path: str) -> CorruptionFunction:

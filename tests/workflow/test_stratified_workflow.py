@@ -23,14 +23,8 @@ def test_paper_domains_and_dv_stratified_sets_regenerate_the_manifest(tmp_path):
             "options": {"max_candidates": 3},
         },
     )
-    proc = snakemake(
-        tmp_path,
-        "--cores",
-        "2",
-        "--show-failed-logs",
-        "results/tables/coverage.csv",
-        configfile=config,
-    )
+    target = "results/tables/coverage.csv"
+    proc = snakemake(tmp_path, "--cores", "2", "--show-failed-logs", target, configfile=config)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
     testsets = tmp_path / "results/testsets"
     for name, domain in (

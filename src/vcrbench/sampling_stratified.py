@@ -94,7 +94,8 @@ def _next_round(hits: np.ndarray, drawn: int, n: int, cap: int, batch: int) -> i
         # Candidates until stratum j is expected to hold `target`, at its observed rate; a
         # stratum not hit yet at the highest rate that is plausible then (3 / drawn, the "rule of
         # three" 95 % bound), so that drawing stops once even that rate could not fill it.
-        need[int(j)] = math.ceil((target - hits[j]) * drawn / max(hits[j], 3))
+        seen_hits = hits[j] if hits[j] > 0 else 3
+        need[int(j)] = math.ceil((target - hits[j]) * drawn / seen_hits)
     fillable = [j for j, k in need.items() if k <= room]
     if not fillable or room <= 0:
         return 0

@@ -171,3 +171,14 @@ def test_plan_passes_the_domain_set_to_every_job_only_when_not_default():
         "n_samples": 5,
         "domain_set": "paper",
     }
+
+
+def test_next_round_pursues_a_stratum_only_while_the_cap_can_fill_it():
+    next_round = sampling_stratified._next_round
+    # Level ⌈200 / 3⌉ = 67: one hit in 200 candidates needs 66 · 200 more, beyond the cap.
+    assert next_round(np.array([150, 70, 1]), 200, 200, 10_000, 32) == 0
+    # A stratum not hit yet counts at the plausible rate 3 / 200: 100 · 200 / 3 candidates.
+    assert next_round(np.array([150, 70, 0]), 200, 200, 10_000, 32) == 200
+    # Within a smaller cap only the stratum at 70 of 100 is pursued: 1.1 · 30 · 200 / 70.
+    assert next_round(np.array([150, 70, 0]), 200, 200, 5_000, 32) == 95
+    assert next_round(np.array([150, 70, 0]), 200, 200, 200, 32) == 0

@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 
 from vcrbench import io
-from vcrbench.corruptions import get_corruption, list_corruptions, registry
+from vcrbench.corruptions import domains, get_corruption, list_corruptions
 from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
 from vcrbench.vif import delta_v
 
@@ -98,7 +98,7 @@ def main() -> None:
         clean = clean_set.images(clean_set.image_ids)
         results = {name: calibrate(name, clean, args.points) for name in names}
     if args.write:
-        path = Path(str(importlib.resources.files("vcrbench") / "data" / registry.DOMAINS_FILE))
+        path = Path(str(importlib.resources.files("vcrbench") / "data" / domains.DOMAINS_FILE))
         data = yaml.safe_load(path.read_text())
         stamp = {
             "images": "embedded clean set, 224x224, one seed per image",

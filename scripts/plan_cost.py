@@ -183,6 +183,12 @@ def main() -> None:
             "sampling.mode dv-uniform: the manifest's pilot (corrupt + measure, then resample) "
             "is not counted in the core-hours"
         )
+    if config["sampling"]["mode"] == "dv-stratified":
+        notes.append(
+            "sampling.mode dv-stratified: the manifest's candidates (each corrupted and measured; "
+            "1 to sampling.options.max_candidates per sample, docs/corruptions.md) are not "
+            "counted in the core-hours"
+        )
     if made:
         notes.append("stand-ins for the dry run: " + "; ".join(made))
     print(cost.report(tables, notes), end="")

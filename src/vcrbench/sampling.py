@@ -40,6 +40,10 @@ Modes.
     seeds), so the generation cost is N + (pilot size) corruptions and Δv computations; the
     pilot's Δv is known, so coverage of the bins it filled is guaranteed. ``target_dv`` is NaN for
     the first pilot round.
+
+``dv-stratified``
+    c ~ U(C) candidates kept under per-bin quotas of their measured Δv, so that each kept sample
+    is a draw from U(C) restricted to its bin (:mod:`vcrbench.sampling_stratified`).
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from vcrbench.vocab import N_BINS, param_column
 
 log = logging.getLogger(__name__)
 
-MODES = ("parameter-uniform", "dv-uniform")
+MODES = ("parameter-uniform", "dv-uniform", "dv-stratified")
 #: Options of dv-uniform mode and their defaults (config: sampling.options), from the schema's
 #: ``$defs/dv_uniform_options`` (``min_count`` None: ``scaled_min_count(n_samples)``).
 DV_UNIFORM_DEFAULTS = schema.definition_defaults("dv_uniform_options")
@@ -84,6 +88,20 @@ def sample_seeds(seed: int, corruption: str, ids) -> np.ndarray:
     return np.array([derive_seed(seed, "sample", corruption, int(i)) for i in ids], dtype=np.int64)
 
 
+def manifest_frame(clean_set, rows: np.ndarray, seeds: np.ndarray, shard_size: int) -> pd.DataFrame:
+    """The columns every mode writes: sample i shows clean-set row ``rows[i]`` with ``seeds[i]``."""
+    sample_ids = np.arange(len(rows), dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "sample_id": sample_ids,
+            "image_id": np.asarray(clean_set.image_ids, dtype=object)[rows].astype(str),
+            "label": np.asarray(clean_set.labels, dtype=np.int64)[rows],
+            "seed": np.asarray(seeds, dtype=np.int64),
+            "shard": (sample_ids // shard_size).astype(np.int64),
+        }
+    )
+
+
 def make_manifest(
     corruption: Corruption,
     clean_set,
@@ -103,7 +121,8 @@ def make_manifest(
     n_samples, shard_size : int
     seed : int
         Root seed; every draw is derived from it and names.
-    mode : ``"parameter-uniform"`` or ``"dv-uniform"``
+    mode : ``"parameter-uniform"``, ``"dv-uniform"`` or ``"dv-stratified"``
+        (:mod:`vcrbench.sampling_stratified`)
     vif_variant : str
         VIF variant of the pilot's Δv (dv-uniform).
     **opts
@@ -121,24 +140,23 @@ def make_manifest(
         raise ValueError(f"n_samples must be at least 1, not {n_samples}")
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
-    unknown = sorted(set(opts) - set(DV_UNIFORM_DEFAULTS))
+    from vcrbench.sampling_stratified import STRATIFIED_DEFAULTS
+
+    # Each mode accepts (and ignores) the others' options, so that switching modes is one key.
+    known = set(DV_UNIFORM_DEFAULTS) | set(STRATIFIED_DEFAULTS)
+    unknown = sorted(set(opts) - known)
     if unknown:
-        raise ValueError(
-            f"unknown dv-uniform option(s) {unknown}; known: {sorted(DV_UNIFORM_DEFAULTS)}"
+        what = "dv-stratified" if mode == "dv-stratified" else "dv-uniform"
+        raise ValueError(f"unknown {what} option(s) {unknown}; known: {sorted(known)}")
+    if mode == "dv-stratified":
+        options = {k: opts.get(k, v) for k, v in STRATIFIED_DEFAULTS.items()}
+        return _dv_stratified(
+            corruption, clean_set, n_samples, shard_size, seed, vif_variant, options
         )
 
     rows = image_sequence(clean_set, n_samples, seed)
-    ids = np.asarray(clean_set.image_ids, dtype=object)
-    labels = np.asarray(clean_set.labels, dtype=np.int64)
-    sample_ids = np.arange(n_samples, dtype=np.int64)
-    frame = pd.DataFrame(
-        {
-            "sample_id": sample_ids,
-            "image_id": ids[rows].astype(str),
-            "label": labels[rows],
-            "seed": sample_seeds(seed, corruption.name, sample_ids),
-            "shard": (sample_ids // shard_size).astype(np.int64),
-        }
+    frame = manifest_frame(
+        clean_set, rows, sample_seeds(seed, corruption.name, range(n_samples)), shard_size
     )
     if mode == "parameter-uniform":
         # dv-uniform options are accepted (and unused) so that switching modes is one config key.
@@ -153,6 +171,33 @@ def make_manifest(
         frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
     if mode == "dv-uniform":
         frame["target_dv"] = target
+    frame.attrs["sampling"] = info
+    return frame
+
+
+def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_variant, options):
+    """dv-stratified manifest: candidates drawn as parameter-uniform samples (candidate k shows
+    image k of the sequence with seed k), kept by :mod:`vcrbench.sampling_stratified`."""
+    from vcrbench.sampling_stratified import stratified_draws
+
+    ids = np.asarray(clean_set.image_ids, dtype=object)
+    device, batch_size = options["device"], int(options["batch_size"])
+
+    def draw(start: int, params: Mapping[str, np.ndarray]):
+        stop = start + len(next(iter(params.values())))
+        rows = image_sequence(clean_set, stop, seed)[start:]
+        seeds = sample_seeds(seed, corruption.name, range(start, stop))
+        dv = _measure(
+            corruption, clean_set, ids[rows], params, seeds, vif_variant, device, batch_size
+        )
+        return rows, dv
+
+    kept, rows, params, dv, info = stratified_draws(corruption, n, seed, draw, options)
+    frame = manifest_frame(clean_set, rows, sample_seeds(seed, corruption.name, kept), shard_size)
+    for name in corruption.param_names:
+        frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
+    frame["candidate"] = kept.astype(np.int64)
+    frame["measured_dv"] = dv
     frame.attrs["sampling"] = info
     return frame
 

@@ -121,6 +121,9 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 #: Prefix of a corruption parameter's column in manifests, shards and trials.
 PARAM_PREFIX = "param."
+#: The domain set of the built-in corruptions when the config names none (config:
+#: sampling.domain_set; vcrbench.corruptions.DOMAIN_SETS).
+DEFAULT_DOMAIN_SET = "calibrated"
 
 
 def param_column(name: str) -> str:

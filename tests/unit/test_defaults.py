@@ -238,7 +238,12 @@ TIED: dict[str, dict[str, str]] = {
 
 #: ``"module:CONSTANT"`` -> the schema keys whose default it is.
 CONSTANTS: dict[str, tuple[str, ...]] = {
-    "vcrbench.vocab:N_BINS": ("estimation.bins", "coverage.bins", "$defs.dv_uniform_options.bins"),
+    "vcrbench.vocab:N_BINS": (
+        "estimation.bins",
+        "coverage.bins",
+        "$defs.dv_uniform_options.bins",
+        "$defs.dv_stratified_options.bins",
+    ),
     "vcrbench.vocab:COVERAGE_MIN_COUNT": ("coverage.min_count", "estimation.min_count"),
     "vcrbench.vocab:COVERAGE_REFERENCE_N": ("coverage.reference_n",),
     "vcrbench.vocab:COVERAGE_DENOMINATOR": (
@@ -394,5 +399,10 @@ def test_dv_uniform_defaults_come_from_the_schema():
 
     assert sampling.DV_UNIFORM_DEFAULTS == schema.definition_defaults("dv_uniform_options")
     assert sampling.DV_UNIFORM_DEFAULTS["pilot_fraction"] == 0.1
+    from vcrbench import sampling_stratified
+
+    stratified = schema.definition_defaults("dv_stratified_options")
+    assert sampling_stratified.STRATIFIED_DEFAULTS == stratified
+    assert stratified["max_candidates"] == 10
     with pytest.raises(vcrbench.errors.ConfigError, match="no definition 'nope'"):
         schema.definition_defaults("nope")

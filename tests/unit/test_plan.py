@@ -31,6 +31,7 @@ def test_schema_fills_defaults():
     assert cfg["dataset"]["kind"] == "embedded" and cfg["dataset"]["crop"] == 224
     assert cfg["sampling"] == {
         "mode": "dv-uniform",
+        "domain_set": "calibrated",
         "n_samples": 50000,
         "shard_size": 1000,
         "options": {},

@@ -15,12 +15,12 @@ from vcrbench.corruptions import (  # noqa: F401
     imagenet_c,
     imagenet_c_contrast,
 )
+from vcrbench.corruptions.domains import DOMAIN_SETS, calibrated_domains, domain_set
 from vcrbench.corruptions.registry import (
     Corruption,
     CorruptionError,
     Param,
     build_corruption,
-    calibrated_domains,
     get_corruption,
     list_corruptions,
     load_function,
@@ -28,11 +28,13 @@ from vcrbench.corruptions.registry import (
 )
 
 __all__ = [
+    "DOMAIN_SETS",
     "Corruption",
     "CorruptionError",
     "Param",
     "build_corruption",
     "calibrated_domains",
+    "domain_set",
     "get_corruption",
     "list_corruptions",
     "load_function",

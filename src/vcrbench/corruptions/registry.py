@@ -21,14 +21,13 @@ import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
-import yaml
 
+from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
 from vcrbench.errors import CorruptionError, did_you_mean
-from vcrbench.vocab import CORRUPTION_CATEGORY, OTHER_CATEGORY, param_column
+from vcrbench.vocab import CORRUPTION_CATEGORY, DEFAULT_DOMAIN_SET, OTHER_CATEGORY, param_column
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
 #: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
@@ -36,9 +35,17 @@ from vcrbench.vocab import CORRUPTION_CATEGORY, OTHER_CATEGORY, param_column
 SIMILARITY_CLASSES = ("noise", "blur", "contrast")
 #: Keys of a corruption's config entry that get_corruption understands.
 OPTION_KEYS = frozenset(
-    {"domain", "reason", "function", "imagenet_c", "similarity_class", "identity", "n_samples"}
+    {
+        "domain",
+        "domain_set",
+        "reason",
+        "function",
+        "imagenet_c",
+        "similarity_class",
+        "identity",
+        "n_samples",
+    }
 )
-DOMAINS_FILE = "corruption_domains.yaml"
 
 CorruptionFunction = Callable[[np.ndarray, Mapping[str, float], np.random.Generator], np.ndarray]
 
@@ -390,13 +397,6 @@ def build_corruption(
     return corruption
 
 
-@lru_cache(maxsize=1)
-def calibrated_domains() -> dict[str, dict]:
-    """The calibrated domains of the built-ins (``vcrbench/data/corruption_domains.yaml``)."""
-    text = (importlib.resources.files("vcrbench") / "data" / DOMAINS_FILE).read_text()
-    return yaml.safe_load(text) or {}
-
-
 def list_corruptions() -> list[str]:
     """Names of all registered corruptions, sorted."""
     return sorted(_REGISTRY)
@@ -405,7 +405,9 @@ def list_corruptions() -> list[str]:
 def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corruption:
     """The corruption ``name``, with the config entry ``options`` applied.
 
-    ``options`` (all optional): ``domain`` ({param: [low, high]} overrides), ``reason`` (why),
+    ``options`` (all optional): ``domain_set`` (``calibrated``, the default, or ``paper``: the
+    authors' toolbox ranges; a corruption the set does not list keeps its calibrated domain),
+    ``domain`` ({param: [low, high]} overrides, applied after the set), ``reason`` (why),
     ``function`` ("package.module:function", a user corruption: with ``domain`` for each of its
     parameters, optional ``identity`` {param: value}, ``imagenet_c``, ``similarity_class``).
     ``n_samples`` is a sampling setting and is ignored here.
@@ -416,6 +418,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
         raise CorruptionError(
             f"corruption {name!r}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}"
         )
+    domain_set(options.get("domain_set") or DEFAULT_DOMAIN_SET)  # an unknown set raises
     if options.get("function"):
         return _user_corruption(name, options)
     if name not in _REGISTRY:
@@ -429,7 +432,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             raise CorruptionError(
                 f"corruption {name!r}: option {key!r} is only for user corruptions (with function)"
             )
-    corruption = _REGISTRY[name]
+    corruption = with_domain_set(_REGISTRY[name], options.get("domain_set") or DEFAULT_DOMAIN_SET)
     if "similarity_class" in options and options["similarity_class"] != corruption.similarity_class:
         raise CorruptionError(
             f"corruption {name!r}: similarity_class is {corruption.similarity_class!r} and "

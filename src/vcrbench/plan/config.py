@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vcrbench.errors import ConfigError
 from vcrbench.plan.models import expand_bases
-from vcrbench.vocab import DATASET_LABEL_SPACE, shard_id
+from vcrbench.vocab import DATASET_LABEL_SPACE, DEFAULT_DOMAIN_SET, shard_id
 
 
 def canonical(obj):
@@ -38,7 +38,13 @@ def corruption_names(config: Mapping) -> list[str]:
 
 
 def corruption_options(config: Mapping, corruption: str) -> dict:
-    return dict(config["corruptions"][corruption] or {})
+    """The config entry of a corruption, with ``sampling.domain_set`` where it is not the default
+    (so that every job that builds the corruption builds it on the same domain)."""
+    opts = dict(config["corruptions"][corruption] or {})
+    chosen = config["sampling"].get("domain_set", DEFAULT_DOMAIN_SET)
+    if chosen != DEFAULT_DOMAIN_SET:
+        opts.setdefault("domain_set", chosen)
+    return opts
 
 
 def n_samples(config: Mapping, corruption: str) -> int:

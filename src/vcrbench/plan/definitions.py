@@ -4,8 +4,8 @@ the config alone (``results/tables/definitions.csv``; docs/fidelity.md explains 
 Columns :data:`COLUMNS`: ``definition`` (the choice), ``paper`` (what the paper does), ``this_run``
 (what this config does), ``config_key`` (where to change it; empty: not configurable),
 ``matches_paper`` (``yes``, ``no``, or ``unstated`` where the paper does not say) and ``note``
-(why a row cannot match, or what the difference means). Keys that a config may lack (added by a
-later version of the schema) are read with their fallback in one place, :data:`FALLBACKS`.
+(why a row cannot match, or what the difference means). Every value comes from the validated
+config (the schema fills every key).
 """
 
 from __future__ import annotations
@@ -14,22 +14,14 @@ from collections.abc import Mapping
 
 COLUMNS = ["definition", "paper", "this_run", "config_key", "matches_paper", "note"]
 
-#: Keys read with a fallback: a config validated by a schema that does not know them yet gets the
-#: value the run then uses.
-FALLBACKS: dict[str, object] = {
-    "corruptions.domain_set": "calibrated",
-    "humans.error_consistency": "pooled",
-}
 YES, NO, UNSTATED = "yes", "no", "unstated"
 
 
 def _get(config: Mapping, key: str):
-    """``config`` at the dotted ``key``; the :data:`FALLBACKS` value where a level is missing."""
+    """``config`` at the dotted ``key``."""
     node = config
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            if key in FALLBACKS:
-                return FALLBACKS[key]
             raise KeyError(f"config has no key {key!r} (a validated config has every key)")
         node = node[part]
     return node
@@ -52,7 +44,7 @@ def definitions(config: Mapping) -> list[dict]:
     def get(key):
         return _get(config, key)
 
-    domains = get("corruptions.domain_set")
+    domains = get("sampling.domain_set")
     mode = get("sampling.mode")
     spline = get("estimation.spline")
     anchor1 = get("estimation.anchor1")
@@ -60,7 +52,6 @@ def definitions(config: Mapping) -> list[dict]:
         get(f"estimation.{k}") for k in ("bins", "min_count", "weighting")
     )
     band, level = get("estimation.similarity_band"), get("estimation.similarity_level")
-    consistency = get("humans.error_consistency")
     label_space = get("figures.label_space")
     cov = {k: get(f"coverage.{k}") for k in ("bins", "min_count", "reference_n", "denominator")}
     references = get("humans.references")
@@ -69,7 +60,7 @@ def definitions(config: Mapping) -> list[dict]:
             "parameter domains C of the corruptions",
             "the authors' code (HuakunShen/VCR)",
             domains,
-            "corruptions.domain_set",
+            "sampling.domain_set",
             domains == "paper",
             "" if domains == "paper" else "domains calibrated by the project to reach Δv ≈ 0.975",
         ),
@@ -78,11 +69,12 @@ def definitions(config: Mapping) -> list[dict]:
             "c ~ U(C) (parameter-uniform)",
             mode,
             "sampling.mode",
-            mode == "parameter-uniform",
+            mode in ("parameter-uniform", "dv-stratified"),
             {
                 "parameter-uniform": "",
-                "dv-stratified": "draws c ~ U(C) and keeps per-bin quotas: the paper's P(c | Δv) "
-                "with full Δv coverage",
+                "dv-stratified": "draws c ~ U(C) and keeps per-bin quotas: every kept sample is "
+                "a draw of U(C) restricted to its Δv bin, the paper's P(c | Δv), with the Δv range "
+                "covered; only the Δv histogram differs from the paper's",
                 "dv-uniform": "moves all parameters of a corruption along one path: changes "
                 "P(c | Δv) for multi-parameter corruptions",
             }.get(mode, ""),
@@ -169,10 +161,11 @@ def definitions(config: Mapping) -> list[dict]:
         _row(
             "error consistency over observers",
             "not reported; Geirhos et al. (2020) average κ over human-network pairs",
-            consistency,
-            "humans.error_consistency",
-            consistency == "per-pair",
-            "both are reported; pooling trials over observers is the more stable estimate",
+            "both: kappa_pair_mean (the published mean over pairs), kappa_pooled (trials pooled)",
+            "",
+            YES,
+            "geirhos_error_consistency.csv has both columns; pooling is the more stable estimate "
+            "where a pair shares 1-12 trials (docs/humans.md)",
         ),
         _row(
             "label space of R̂ in Table 3 and the leaderboards",

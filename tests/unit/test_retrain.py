@@ -86,7 +86,7 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
         "notes": "lite0 fine-tuned on VCR-generated images (retrain run lite0_vcr)",
     }
     assert pconfig.model_weights(cfg, "lite0_vcr") == ["results/retrain/lite0_vcr/model.pt"]
-    assert pconfig.model_weights(cfg, "lite0") == []
+    assert pconfig.model_weights(cfg, "lite0") == ["results/weights/lite0.json"]  # fetched
     assert retrained_pairs(cfg) == {"lite0_vcr": "lite0"}
     plan.check(cfg)  # the derived entry is a valid model entry
 

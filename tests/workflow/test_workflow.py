@@ -19,7 +19,8 @@ from .conftest import REPO, TINY, snakemake, write_config
 
 # --------------------------------------------------------------------------- dry-run parsing
 
-JOB_RE = re.compile(r"^(?:local)?rule (\w+):\n((?:[ \t]+.*\n?)*)", re.MULTILINE)
+# a job's header and its lines, indented further (jobs of a group job are indented themselves)
+JOB_RE = re.compile(r"^([ \t]*)(?:local)?rule (\w+):\n((?:\1[ \t]+.*\n?)*)", re.MULTILINE)
 
 
 def _job_field(block: str, name: str) -> dict[str, str]:
@@ -36,13 +37,13 @@ def _job_field(block: str, name: str) -> dict[str, str]:
 
 def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job a dry run would execute."""
-    return [(m.group(1), _job_field(m.group(2), "wildcards")) for m in JOB_RE.finditer(dry_run_output)]
+    return [(m.group(2), _job_field(m.group(3), "wildcards")) for m in JOB_RE.finditer(dry_run_output)]
 
 
 def scheduled_resources(dry_run_output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
     """(rule, wildcards, resources) of every job a dry run would execute (first attempt)."""
     return [
-        (m.group(1), _job_field(m.group(2), "wildcards"), _job_field(m.group(2), "resources"))
+        (m.group(2), _job_field(m.group(3), "wildcards"), _job_field(m.group(3), "resources"))
         for m in JOB_RE.finditer(dry_run_output)
     ]
 

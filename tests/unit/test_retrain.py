@@ -282,7 +282,9 @@ def test_rule_inputs_look_up_one_run():
         "results/retrain/r/trainset/frost/shard-00001.parquet",
         "results/retrain/r/trainset/gaussian_blur/shard-00000.parquet",
     ]
-    assert (inputs.base_weights(r), inputs.base_weights(s)) == ([], ["w/sin.pt"])
+    # the base's checkpoint, if any, and its weights fetched into the cache (fetch_weights)
+    assert inputs.base_weights(r) == [f"results/weights/{cfg['retrain']['runs']['r']['base']}.json"]
+    assert inputs.base_weights(s) == ["w/sin.pt", "results/weights/sin.json"]
     assert inputs.base_entry(s)["checkpoint"] == "w/sin.pt"
     for entry in (inputs.base_entry(s), inputs.derived_entry(s), inputs.run_settings(s), inputs.pool_settings()):
         assert list(entry) == sorted(entry)  # Snakemake compares params by their text

@@ -77,8 +77,18 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="vcr-overhead-"))
     commands = {
         "snakemake": [
-            sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(work), "--configfile", str(TINY), "-n", "--cores", "1",
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(work),
+            "--configfile",
+            str(TINY),
+            "-n",
+            "--cores",
+            "1",
             "results/dataset/index.parquet",
         ],
         "generate": [sys.executable, "-c", GENERATE],

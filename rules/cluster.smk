@@ -23,6 +23,10 @@ rule fetch_weights:
     log:
         paths.log("fetch_weights", "{model}"),
     localrule: True
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("fetch_weights"),
     params:
         model=PLAN.model_entry,
         cache=config["inference"]["weights_cache"],

@@ -125,7 +125,9 @@ def test_local_and_archive_rules_are_rules_of_the_workflow():
     names = {a or b for a, b in defined} | {"all"}
     assert set(cluster.LOCAL_RULES) <= names, sorted(set(cluster.LOCAL_RULES) - names)
     # nothing that generates or predicts is rebuilt from an archive
-    assert not any(r.startswith(("generate", "predict", "estimate_curves")) for r in cluster.ARCHIVE_RULES)
+    assert not any(
+        r.startswith(("generate", "predict", "estimate_curves")) for r in cluster.ARCHIVE_RULES
+    )
 
 
 def test_configured_models_depend_on_their_fetched_weights():

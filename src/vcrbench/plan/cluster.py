@@ -95,3 +95,15 @@ def job_environment(config: Mapping) -> dict[str, str]:
 
 #: What ``fetch_weights`` changes in :func:`job_environment`: the hubs may download.
 ONLINE = {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"}
+
+
+def archive_args() -> list[str]:
+    """Snakemake's arguments that rebuild every figure and table from the predictions and
+    estimates in ``results/`` alone, whatever their mtimes and without ``.snakemake/`` (a copied
+    or archived run): only :data:`ARCHIVE_RULES` may run, all of them; every other file must be
+    there (``make figures``)."""
+    return ["--forceall", "--allowed-rules", *ARCHIVE_RULES]
+
+
+if __name__ == "__main__":  # make figures
+    print(" ".join(archive_args()))

@@ -15,12 +15,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from vcrbench import plan, schema
+from vcrbench import plan
 from vcrbench.errors import WeightsUnavailableError
 from vcrbench.plan import cluster, job, paths, resources
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = schema.load_schema() if hasattr(schema, "load_schema") else None
 
 
 def config(**changes) -> dict:
@@ -214,3 +213,43 @@ def test_a_job_given_a_gpu_it_cannot_see_fails_naming_it(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID")
     with job.run(smk(tmp_path, gpu=1)):  # a local run: nobody was asked for a GPU
         pass
+
+
+# --------------------------------------------------------------------------- the cost plan
+
+DRY_RUN = """
+[Wed Nov 25 21:48:50 2026]
+rule prepare_clean_set:
+    output: results/dataset/images.npy
+[Wed Nov 25 21:48:50 2026]
+rule collect_metrics:
+    output: results/tables/vcr_metrics.csv
+[Wed Nov 25 21:48:50 2026] Group job generate (jobs in lexicogr. order):
+
+    [Wed Nov 25 21:48:50 2026]
+    rule generate_shard:
+        output: a
+    rule generate_shard:
+        output: b
+[Wed Nov 25 21:48:50 2026] Group job infer-m1 (jobs in lexicogr. order):
+    rule predict_group:
+[Wed Nov 25 21:48:50 2026] Group job infer-m2 (jobs in lexicogr. order):
+    rule predict_group:
+"""
+
+
+def test_submissions_are_group_jobs_and_jobs_alone_local_ones_apart():
+    from vcrbench.plan import cost
+
+    subs = cost.parse_submissions(DRY_RUN, cluster.LOCAL_RULES)
+    assert subs == {
+        "groups": {"generate": 1, "infer": 2},
+        "jobs": {"prepare_clean_set": 1},
+        "local": {"collect_metrics": 1},
+    }
+    jobs = {"generate_shard": 2, "predict_group": 2}
+    table = cost.overhead_table(jobs, subs, {"snakemake": 3.0, "generate": 1.0, "predict": 10.0})
+    gpu, gen = table.to_dict("records")
+    assert (gpu["scripts"], gpu["submissions"]) == (2, 2)
+    assert gpu["hours"] == pytest.approx((2 * 10 + 2 * 3) / 3600)
+    assert gen["hours"] == pytest.approx((2 * 1 + 1 * 3) / 3600)

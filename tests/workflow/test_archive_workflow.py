@@ -12,7 +12,7 @@ import pytest
 
 from vcrbench.plan import cluster
 
-from .conftest import snakemake, write_config
+from .conftest import REPO, snakemake, write_config
 from .test_workflow import scheduled_jobs
 
 
@@ -29,6 +29,9 @@ def test_read_only_home_then_figures_and_tables_from_a_copied_results_folder(tmp
     (tmp_path / "tmp").mkdir()
     for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR", "TORCH_HOME", "HF_HOME"):
         env.pop(name, None)
+    # as `make run` sets it: Snakemake's own source cache is made before it reads the workflow
+    env["XDG_CACHE_HOME"] = str(tmp_path / "tmp" / "cache")
+    assert "export XDG_CACHE_HOME" in (REPO / "Makefile").read_text()
     run = tmp_path / "run"
     run.mkdir()
     config = write_config(run / "config.yaml")

@@ -147,7 +147,7 @@ def _sized(config: Mapping, rule: str, clean_images: int) -> dict[str, int]:
         # the images are written through a memory map, whose written pages count as resident:
         # the whole array (crop x crop x 3 bytes per image) at the end: 7,364 MB peak RSS for
         # 50,000 images of 224 x 224 in the scale rehearsal (benchmarks/figures/rehearsal.json)
-        crop = int(config["dataset"].get("crop", 224))
+        crop = int(config["dataset"]["crop"])
         base["mem_mb"] += math.ceil(clean_images * crop * crop * 3 / 2**20)
     return base
 

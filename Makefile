@@ -4,8 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 SNAKEMAKE_ARGS ?=
+# Snakemake's own cache (its source cache, ~/.cache/snakemake by default) goes where every job's
+# caches go (vcrbench.plan.cluster.scratch), not under $HOME.
+export XDG_CACHE_HOME ?= $(or $(TMPDIR),/tmp)/vcrbench-$(USER)/cache
 
-.PHONY: setup run test test-fast lint report lock envs clean plan
+.PHONY: setup run test test-fast lint report lock envs clean plan figures
 
 # A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
 # the lock file or pyproject.toml changes.
@@ -39,6 +42,12 @@ lint: setup
 CONFIG ?= config/config.yaml
 plan: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python scripts/plan_cost.py --configfile $(CONFIG)
+
+# Every figure and table again from a results/ folder alone (an archive, a colleague's copy: any
+# mtimes, no .snakemake/): only the figure and table rules run, on the predictions and estimates
+# found there; nothing is generated, predicted or estimated (vcrbench.plan.cluster.archive_args).
+figures: setup
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) $$($(BIN)/python -m vcrbench.plan.cluster) $(SNAKEMAKE_ARGS)
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

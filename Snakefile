@@ -27,6 +27,7 @@ include: "rules/humans.smk"
 include: "rules/estimate.smk"
 include: "rules/figures.smk"
 include: "rules/retrain.smk"
+include: "rules/cluster.smk"
 
 
 rule all:

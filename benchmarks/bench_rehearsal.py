@@ -142,6 +142,7 @@ def rule_table(workdir: Path) -> list[dict]:
                 "rule": rule_dir.name,
                 "jobs": len(records),
                 "mean_s": float(np.mean(seconds)),
+                "max_s": float(np.max(seconds)),
                 "total_s": float(np.sum(seconds)),
                 "peak_rss_mb": float(max(rss)) if rss else None,
             }

@@ -1,4 +1,5 @@
-"""What a config costs before it runs: jobs per rule, disk, CPU core-hours and GPU-hours.
+"""What a config costs before it runs: jobs per rule, cluster submissions, disk, CPU core-hours
+and GPU-hours (compute and per-job start-up).
 
     python scripts/plan_cost.py --configfile config/paper.yaml      # or: make plan CONFIG=...
 
@@ -98,10 +99,6 @@ def dry_run(config_path: Path, workdir: Path) -> tuple[str, float]:
         "--configfile",
         str(config_path),
         "-n",
-        "--quiet",
-        "rules",
-        "--cores",
-        "1",
     ]
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
     start = time.perf_counter()
@@ -127,8 +124,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from vcrbench import plan
+    from vcrbench.plan import cluster, cost
     from vcrbench.plan import config as pconfig
-    from vcrbench.plan import cost
 
     config = yaml.safe_load(args.configfile.read_text()) or {}
     workdir = Path(tempfile.mkdtemp(prefix="vcr-plan-")) if args.keep is None else args.keep
@@ -140,6 +137,7 @@ def main() -> None:
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
         output, seconds = dry_run(config_path, workdir)
         jobs = cost.parse_job_stats(output)
+        submissions = cost.parse_submissions(output, cluster.LOCAL_RULES)
         config = plan.load(config_path)
     finally:
         if args.keep is None:
@@ -151,6 +149,7 @@ def main() -> None:
     generation = json.loads((args.figures / "generation.json").read_text())
     gpu = json.loads((args.figures / "gpu_throughput.json").read_text())
     outputs = json.loads((args.figures / "outputs.json").read_text())
+    overhead = json.loads((args.figures / "job_overhead.json").read_text())
     tables = cost.plan_cost(
         config,
         jobs,
@@ -161,6 +160,8 @@ def main() -> None:
             "bytes_per_row_logprobs" if config["inference"]["save_logprobs"] else "bytes_per_row"
         ],
         outputs["estimates"],
+        submissions,
+        overhead["cpu_seconds"],
     )
     notes = [
         f"config: {args.configfile}; dry run planned {sum(jobs.values())} jobs in {seconds:.1f} s",
@@ -175,8 +176,19 @@ def main() -> None:
             if k in {cost.architecture(e, {}) for e in plan.Plan(config).model_entries.values()}
         ],
         f"predictions: {outputs['predictions']['bytes_per_row']} bytes per row (measured, benchmarks/figures/outputs.json)",
-        "not planned here: fine-tuning (retrain runs) GPU time, figures and human stages "
-        "(minutes on a CPU)",
+        "submissions: what a cluster run submits with the workflow profile's groups "
+        f"({sum(submissions['groups'].values())} group jobs, "
+        f"{sum(submissions['jobs'].values())} jobs alone); "
+        f"{sum(submissions['local'].values())} jobs of local rules run where Snakemake runs",
+        "start-up per job (CPU seconds, measured by benchmarks/bench_job_overhead.py on "
+        f"{overhead['machine']}, {overhead['date']}, load {overhead['load_average_before'][0]}): "
+        + ", ".join(f"{k} {v} s" for k, v in overhead["cpu_seconds"].items())
+        + "; a GPU node adds its CUDA context (not measured: no GPU here)",
+        f"fine-tuning: samples x epochs at the base model's rate / {cost.TRAINING_COST_FACTOR:g} "
+        "(a training step costs about 3 forward passes: a rule of thumb, not measured)",
+        "reads_gib: what each model's inference reads (clean set and every generated set), "
+        "weights not counted",
+        "not planned here: figures and human stages (minutes on a CPU, local rules)",
     ]
     if config["sampling"]["mode"] == "dv-uniform":
         notes.append(

@@ -29,6 +29,26 @@ def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
     return device
 
 
+#: Set (to 1) where a scheduler's GPU is not one torch can use (a test cluster's count-only
+#: GPU): a job that asked for a GPU then runs on the CPU instead of failing.
+ALLOW_NO_GPU = "VCRBENCH_ALLOW_NO_GPU"
+
+
+def require_gpu(job: str) -> None:
+    """Fail, naming ``job``, where it was given a GPU by a scheduler but torch sees none (a
+    missing driver, a wrong partition, CUDA_VISIBLE_DEVICES emptied): such a job would otherwise
+    run on the CPU, for hours, with ``device: auto``."""
+    if torch.cuda.is_available() or os.environ.get(ALLOW_NO_GPU) == "1":
+        return
+    raise RuntimeError(
+        f"job {job} asked its scheduler for a GPU (resources gpu=1) but torch sees none here "
+        f"(torch {torch.__version__}, CUDA build {torch.version.cuda}, CUDA_VISIBLE_DEVICES="
+        f"{os.environ.get('CUDA_VISIBLE_DEVICES')!r}); it stops rather than run on the CPU. Check "
+        "the node's GPU driver and the partition; to run inference on CPUs on purpose set "
+        "inference.device: cpu (no GPU is then asked for)"
+    )
+
+
 def resolve_precision(
     requested: str, model_precision: str, device: torch.device, *, training: bool = False
 ) -> str:

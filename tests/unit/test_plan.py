@@ -126,8 +126,9 @@ def test_model_weights_are_the_checkpoint_file():
             "b": {"source": "checkpoint", "library": "timm", "id": "resnet18", "checkpoint": "w/b.pt"},
         }
     )
-    assert pconfig.model_weights(cfg, "a") == []
-    assert pconfig.model_weights(cfg, "b") == ["w/b.pt"]
+    # and, for a configured model, its weights fetched into the cache (rule fetch_weights)
+    assert pconfig.model_weights(cfg, "a") == ["results/weights/a.json"]
+    assert pconfig.model_weights(cfg, "b") == ["w/b.pt", "results/weights/b.json"]
 
 
 def test_human_references_follow_the_similarity_classes():
@@ -288,9 +289,12 @@ class Job:
 
 
 def test_every_resource_grows_with_the_attempt():
+    """Memory and time grow; the GPU a job asks for does not (tests/unit/test_cluster_plan.py)."""
     p = plan.Plan(minimal())
     for rule in ("generate_shard", "predict_group", "estimate_curves", "no_entry_rule"):
         for name, fn in p.resources(rule).items():
+            if name in ("gpu", "cpus_per_gpu"):
+                continue
             job = Job(model="lite0", corruption="gaussian_noise", group="00000")
             first, second, third = (fn(job, a) for a in (1, 2, 3))
             assert second == 2 * first and third == 3 * first, (rule, name)

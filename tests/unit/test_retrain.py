@@ -86,7 +86,7 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
         "notes": "lite0 fine-tuned on VCR-generated images (retrain run lite0_vcr)",
     }
     assert pconfig.model_weights(cfg, "lite0_vcr") == ["results/retrain/lite0_vcr/model.pt"]
-    assert pconfig.model_weights(cfg, "lite0") == []
+    assert pconfig.model_weights(cfg, "lite0") == ["results/weights/lite0.json"]  # fetched
     assert retrained_pairs(cfg) == {"lite0_vcr": "lite0"}
     plan.check(cfg)  # the derived entry is a valid model entry
 
@@ -282,7 +282,9 @@ def test_rule_inputs_look_up_one_run():
         "results/retrain/r/trainset/frost/shard-00001.parquet",
         "results/retrain/r/trainset/gaussian_blur/shard-00000.parquet",
     ]
-    assert (inputs.base_weights(r), inputs.base_weights(s)) == ([], ["w/sin.pt"])
+    # the base's checkpoint, if any, and its weights fetched into the cache (fetch_weights)
+    assert inputs.base_weights(r) == [f"results/weights/{cfg['retrain']['runs']['r']['base']}.json"]
+    assert inputs.base_weights(s) == ["w/sin.pt", "results/weights/sin.json"]
     assert inputs.base_entry(s)["checkpoint"] == "w/sin.pt"
     for entry in (inputs.base_entry(s), inputs.derived_entry(s), inputs.run_settings(s), inputs.pool_settings()):
         assert list(entry) == sorted(entry)  # Snakemake compares params by their text

@@ -63,3 +63,9 @@ def test_paper_config_plans_with_stand_ins():
     assert any(line.split()[-1] != "unknown" and "GPU-hours" in line for line in totals)
     # Models whose architecture has no published rate are named, not guessed.
     assert "no published throughput for: AlexNet" in out
+    # Issue 22: few submissions, start-up overhead at most 10% of the GPU compute
+    values = {line.rsplit(None, 1)[0].strip(): line.split()[-1] for line in totals if line.strip()}
+    assert int(values["cluster submissions"].replace(",", "")) <= 600
+    assert 0 < float(values["GPU start-up overhead, % of compute"]) <= 10
+    assert float(values["GPU-hours, fine-tuning"]) > 0
+    assert "## Start-up overhead" in out and "reads_gib" in out

@@ -18,6 +18,7 @@ not say which names it used.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -85,7 +86,11 @@ def build_clip(spec: ModelSpec, device: torch.device) -> Built:
             )
         pretrained = str(spec.checkpoint)
     try:
-        model = open_clip.create_model(spec.id, pretrained=pretrained, **dict(spec.kwargs))
+        # in the workflow, downloads go to the weights cache (vcrbench.plan.cluster), not ~/.cache
+        cache = os.environ.get("HF_HUB_CACHE")
+        model = open_clip.create_model(
+            spec.id, pretrained=pretrained, cache_dir=cache, **dict(spec.kwargs)
+        )
     except Exception as exc:
         if isinstance(pretrained, str) and spec.checkpoint is None:
             raise WeightsUnavailableError(

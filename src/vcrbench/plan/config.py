@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vcrbench.errors import ConfigError
+from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
 from vcrbench.vocab import DATASET_LABEL_SPACE, DEFAULT_DOMAIN_SET, shard_id
 
@@ -214,6 +215,9 @@ def model_settings(entry: Mapping) -> dict:
 
 def model_weights(config: Mapping, model: str) -> list[str]:
     """Weight files a model's predictions depend on (its ``checkpoint``, if any): a missing
-    file then stops the run naming it, and a changed one reruns that model's jobs only."""
+    file then stops the run naming it, and a changed one reruns that model's jobs only. A
+    configured model (not one the workflow fine-tunes) also needs its weights fetched into the
+    cache first (``fetch_weights``, a local rule, so no GPU job downloads anything)."""
     checkpoint = model_entries(config)[model].get("checkpoint")
-    return [checkpoint] if checkpoint else []
+    fetched = [paths.fill(paths.WEIGHTS_FETCHED, model=model)] if model in config["models"] else []
+    return ([checkpoint] if checkpoint else []) + fetched

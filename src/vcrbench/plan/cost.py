@@ -27,6 +27,34 @@ import pandas as pd
 from vcrbench.plan import config as cfg
 
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)\s*$")
+_GROUP_JOB = re.compile(r"^\[[^\]]*\] Group job (\S+) \(", re.M)
+_TOP_JOB = re.compile(r"^(?:local)?rule (\w+):$", re.M)
+
+#: Rules whose jobs hold a GPU (after ``use rule ... as``): inference and fine-tuning.
+GPU_RULES = ("predict_clean", "predict_group", "predict_imagenet_c", "finetune_model")
+#: Rules whose jobs are a generation script (CPU).
+GENERATION_RULES = ("generate_shard", "generate_imagenet_c", "generate_retrain_shard")
+#: A training step (forward and backward) against an inference forward pass: a rule of thumb
+#: for the fine-tuning plan, not a measurement.
+TRAINING_COST_FACTOR = 3.0
+
+
+def parse_submissions(text: str, local_rules) -> dict[str, dict[str, int]]:
+    """What a cluster run submits, from a dry run's full output (not ``--quiet``): ``groups``,
+    group jobs per group (``infer-<model>`` counted as ``infer``), ``jobs``, jobs submitted
+    alone per rule, and ``local``, jobs run where Snakemake runs per rule. A job of a group is
+    printed indented under its group's line; a job alone at the start of a line."""
+    groups: dict[str, int] = {}
+    for name in _GROUP_JOB.findall(text):
+        key = name.split("-", 1)[0]
+        groups[key] = groups.get(key, 0) + 1
+    local_rules = set(local_rules)
+    jobs: dict[str, int] = {}
+    local: dict[str, int] = {}
+    for rule in _TOP_JOB.findall(text):
+        bucket = local if rule in local_rules else jobs
+        bucket[rule] = bucket.get(rule, 0) + 1
+    return {"groups": groups, "jobs": jobs, "local": local}
 
 
 def parse_job_stats(text: str) -> dict[str, int]:
@@ -120,6 +148,42 @@ def gpu_table(
     return pd.DataFrame(rows)
 
 
+def finetune_gpu_hours(config: Mapping, gpus: pd.DataFrame) -> float:
+    """GPU-hours of every fine-tuning run: its training images (samples x epochs) at its base
+    model's inference rate divided by :data:`TRAINING_COST_FACTOR` (NaN where the base has no
+    rate)."""
+    from vcrbench.plan import retrain
+
+    rates = dict(zip(gpus["model"], gpus["images_per_second"], strict=True))
+    hours = 0.0
+    for run in retrain.run_names(config):
+        spec = retrain.run_settings(config, run)
+        rate = rates.get(retrain.base_name(config, run), float("nan"))
+        hours += spec["n_samples"] * spec["epochs"] * TRAINING_COST_FACTOR / rate / 3600
+    return hours
+
+
+def overhead_table(
+    jobs: Mapping[str, int], submissions: Mapping[str, Mapping[str, int]], startup: Mapping
+) -> pd.DataFrame:
+    """Start-up hours of GPU and generation jobs: every job's script start-up
+    (``startup["predict"]``, ``startup["generate"]``, seconds) plus Snakemake's start in every
+    cluster submission that holds such jobs (``startup["snakemake"]``, once per group job)."""
+    groups, alone = submissions["groups"], submissions["jobs"]
+    rows = []
+    for what, rules, group, script in (
+        ("GPU", GPU_RULES, "infer", "predict"),
+        ("generation (CPU)", GENERATION_RULES, "generate", "generate"),
+    ):
+        n_jobs = sum(jobs.get(r, 0) for r in rules)
+        n_submitted = groups.get(group, 0) + sum(alone.get(r, 0) for r in rules)
+        seconds = n_jobs * startup[script] + n_submitted * startup["snakemake"]
+        rows.append(
+            {"jobs": what, "scripts": n_jobs, "submissions": n_submitted, "hours": seconds / 3600}
+        )
+    return pd.DataFrame(rows)
+
+
 def plan_cost(
     config: Mapping,
     jobs: Mapping[str, int],
@@ -128,6 +192,8 @@ def plan_cost(
     n_clean: int,
     prediction_bytes_per_row: float,
     estimates: Mapping | None = None,
+    submissions: Mapping | None = None,
+    startup: Mapping | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table of the cost plan (see the module docstring for the inputs).
 
@@ -157,6 +223,8 @@ def plan_cost(
             "gib": n_models * per_model * prediction_bytes_per_row / 2**30,
         },
     ]
+    # every model reads the clean set and every generated image once (weights not counted)
+    gpus["reads_gib"] = sum(d["gib"] for d in disk[:3])  # clean set, VCR and ImageNet-C sets
     if estimates:
         n_pairs = n_models * len(cfg.corruption_names(config))
         kib = (
@@ -166,14 +234,35 @@ def plan_cost(
     job_table = pd.DataFrame(
         [{"rule": r, "jobs": n} for r, n in sorted(jobs.items(), key=lambda kv: -kv[1])]
     )
+    inference_hours = float(gpus["gpu_hours"].sum(min_count=1))
     totals = {
         "clean images": n_clean,
         "generated images (VCR + ImageNet-C)": int(images["images"].sum()),
         "images predicted per model": per_model,
         "CPU core-hours, generation": float(gen["core_hours"].sum(min_count=1)),
-        "GPU-hours, inference": float(gpus["gpu_hours"].sum(min_count=1)),
+        "GPU-hours, inference": inference_hours,
         "disk GiB": float(pd.DataFrame(disk)["gib"].sum(min_count=1)),
     }
+    tables = {}
+    if submissions is not None and startup is not None:
+        overhead = overhead_table(jobs, submissions, startup)
+        tables["overhead"] = overhead
+        tuning = finetune_gpu_hours(config, gpus)
+        gpu_overhead = float(overhead.loc[0, "hours"])
+        compute = inference_hours + tuning
+        totals.update(
+            {
+                "cluster submissions": int(
+                    sum(submissions["groups"].values()) + sum(submissions["jobs"].values())
+                ),
+                "GPU-hours, fine-tuning": tuning,
+                "GPU-hours, compute (inference + fine-tuning)": compute,
+                "GPU-hours, start-up overhead": gpu_overhead,
+                "GPU-hours, total": compute + gpu_overhead,
+                "GPU start-up overhead, % of compute": 100 * gpu_overhead / compute,
+                "CPU core-hours, generation start-up": float(overhead.loc[1, "hours"]),
+            }
+        )
     totals = pd.DataFrame(
         {"what": list(totals), "value": pd.Series(list(totals.values()), dtype=object)}
     )
@@ -182,6 +271,7 @@ def plan_cost(
         "generation": gen,
         "gpu": gpus,
         "disk": pd.DataFrame(disk),
+        **tables,
         "totals": totals,
     }
 
@@ -217,6 +307,10 @@ def report(tables: Mapping[str, pd.DataFrame], notes: list[str]) -> str:
         "## Disk per output kind (GiB)",
         fmt(tables["disk"]),
         "",
+    ]
+    if "overhead" in tables:
+        parts += ["## Start-up overhead (measured per job, see notes)", fmt(tables["overhead"]), ""]
+    parts += [
         "## Totals",
         fmt(tables["totals"]),
     ]

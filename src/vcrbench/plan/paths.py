@@ -31,6 +31,9 @@ PREDICTIONS_IMAGENET_C = (
     f"{RESULTS}/predictions/{{model}}/imagenet-c/{{corruption}}/group-{{group}}.parquet"
 )
 
+#: A model's weights are in the cache (``inference.weights_cache``): the fetch_weights rule's record.
+WEIGHTS_FETCHED = f"{RESULTS}/weights/{{model}}.json"
+
 # --------------------------------------------------------------------------- humans
 HUMAN_DIR = f"{RESULTS}/humans/{{reference}}"
 HUMAN_TRIALS = f"{HUMAN_DIR}/trials.parquet"

@@ -19,8 +19,16 @@ memory or time is retried with twice, then three times, what it had (the SLURM p
   estimated (:func:`inference_mem_mb`, :func:`inference_images_per_second`).
 
 The per-image costs are planning figures with a margin, not measurements of any cluster: see
-docs/corruptions.md and docs/models.md for what was measured. Threads, GPUs and CPUs per GPU are
-the workflow profile's (``profiles/default``); partitions and accounts the user's profile's.
+docs/corruptions.md and docs/models.md for what was measured. The first attempt of every rule the
+scale rehearsal measured covers its measured peak memory and time with :data:`HEADROOM`
+(benchmarks/figures/rehearsal.json; tested). What grows with the attempt stops at the config's
+``limits`` (the partitions' ``max_runtime`` and ``max_mem_mb``), so a retry never asks for more
+than any partition gives.
+
+The GPU is the rules' too: inference and fine-tuning jobs declare ``gpu: 1`` and
+``cpus_per_gpu`` here (unless their device is ``cpu``), so no profile's or command line's
+``--set-resources`` for some rule can drop it. Threads are the workflow profile's
+(``profiles/default``); partitions and accounts the user's profile's.
 """
 
 from __future__ import annotations
@@ -33,10 +41,10 @@ DEFAULT: dict[str, int] = {"mem_mb": 2000, "runtime": 10}
 
 #: The rules that need more than :data:`DEFAULT` (first attempt; image rules add per-image time).
 RULES: dict[str, dict[str, int]] = {
-    "prepare_clean_set": {"mem_mb": 4000, "runtime": 30},
+    "prepare_clean_set": {"mem_mb": 2000, "runtime": 30},
     "sample_manifest": {"mem_mb": 4000, "runtime": 120},
-    "generate_shard": {"mem_mb": 3000, "runtime": 10},
-    "generate_imagenet_c": {"mem_mb": 3000, "runtime": 10},
+    "generate_shard": {"mem_mb": 2000, "runtime": 10},
+    "generate_imagenet_c": {"mem_mb": 2000, "runtime": 10},
     "coverage_table": {"mem_mb": 4000, "runtime": 30},
     "predict_clean": {"mem_mb": 6000, "runtime": 10},
     "predict_group": {"mem_mb": 6000, "runtime": 10},
@@ -60,6 +68,14 @@ SAME_AS: dict[str, str] = {
     "generate_retrain_shard": "generate_shard",
     "sample_retrain_manifest": "sample_manifest",
 }
+
+#: The rules whose jobs need a GPU (unless their device is ``cpu``), after :data:`SAME_AS`.
+GPU_RULES = ("predict_clean", "predict_group", "finetune_model")
+#: CPUs to feed one GPU (DataLoader workers and the main process): the threads that
+#: ``profiles/default`` gives these rules.
+CPUS_PER_GPU = 8
+#: What a first attempt asks beyond the scale rehearsal's measured peak (time and memory).
+HEADROOM = 1.2
 
 #: Seconds per image of a one-core generation job (corrupt, measure Δv, write): about four times
 #: the slowest corruption's measured mean (benchmarks/bench_generation.py), for slower nodes.
@@ -89,17 +105,6 @@ def inference_images_per_second(params_m: float, device: str) -> float:
 
 def _minutes(seconds: float) -> int:
     return math.ceil(seconds / 60.0)
-
-
-def _grows(first: int | Callable) -> Callable:
-    """A resource function: the first attempt's value (a number, or a function of the job's
-    wildcards) times the attempt."""
-
-    def resource(wildcards, attempt) -> int:
-        value = first(wildcards) if callable(first) else first
-        return int(value) * int(attempt)
-
-    return resource
 
 
 def _inference(config: Mapping, rule: str, clean_images: int) -> dict[str, Callable]:
@@ -142,9 +147,35 @@ def _sized(config: Mapping, rule: str, clean_images: int) -> dict[str, int]:
     elif rule == "prepare_clean_set":
         base["runtime"] += _minutes(clean_images * PREPARE_SECONDS_PER_IMAGE)
         # the images are written through a memory map, whose written pages count as resident:
-        # 4,151 MB peak RSS for 50,000 images in the scale rehearsal (benchmarks/bench_rehearsal.py)
-        base["mem_mb"] += clean_images // 50
+        # the whole array (crop x crop x 3 bytes per image) at the end: 7,364 MB peak RSS for
+        # 50,000 images of 224 x 224 in the scale rehearsal (benchmarks/figures/rehearsal.json)
+        crop = int(config["dataset"]["crop"])
+        base["mem_mb"] += math.ceil(clean_images * crop * crop * 3 / 2**20)
     return base
+
+
+def _grows(first: int | Callable, limit: int) -> Callable:
+    """A resource function: the first attempt's value (a number, or a function of the job's
+    wildcards) times the attempt, at most ``limit`` (the first attempt's value if that is more:
+    a job that cannot fit is the partitions' problem to report, not ours to hide)."""
+
+    def resource(wildcards, attempt) -> int:
+        value = int(first(wildcards) if callable(first) else first)
+        return max(value, min(value * int(attempt), limit))
+
+    return resource
+
+
+def gpu_resources(config: Mapping, rule: str) -> dict[str, int]:
+    """``gpu`` and ``cpus_per_gpu`` of a job of ``rule``: one GPU for inference and fine-tuning
+    unless their device is ``cpu``, nothing for other rules. Fixed: a retry gets the same GPU."""
+    rule = SAME_AS.get(rule, rule)
+    if rule not in GPU_RULES:
+        return {}
+    section = config["retrain"] if rule == "finetune_model" else config["inference"]
+    if str(section["device"]) == "cpu":
+        return {}
+    return {"gpu": 1, "cpus_per_gpu": CPUS_PER_GPU}
 
 
 def rule_resources(
@@ -152,7 +183,8 @@ def rule_resources(
 ) -> dict[str, Callable]:
     """The resources of ``rule``: :data:`DEFAULT`, the rule's own sizing, then ``computed``
     values (numbers or functions of the job's wildcards, e.g. a fine-tuning's memory from its
-    training set); each a function of ``(wildcards, attempt)`` growing with the attempt."""
+    training set); each a function of ``(wildcards, attempt)`` growing with the attempt up to
+    the config's ``limits``; plus the job's GPU (:func:`gpu_resources`)."""
     rule = SAME_AS.get(rule, rule)
     first: dict[str, int | Callable] = {**DEFAULT, **_sized(config, rule, clean_images)}
     if rule in ("predict_clean", "predict_group"):
@@ -162,4 +194,6 @@ def rule_resources(
 
         first["mem_mb"] = lambda wildcards: finetune_mem_mb(config, wildcards.run)
     first.update(computed)
-    return {name: _grows(value) for name, value in first.items()}
+    caps = {"mem_mb": config["limits"]["max_mem_mb"], "runtime": config["limits"]["max_runtime"]}
+    grown = {name: _grows(value, caps.get(name, 2**31)) for name, value in first.items()}
+    return {**grown, **gpu_resources(config, rule)}

@@ -1,0 +1,40 @@
+# Running on a cluster (README "On a SLURM cluster", docs/scale.md): the environment of every job,
+# the weights fetched once per model before any inference job, and the rules that run where
+# Snakemake runs. Which rules and variables: vcrbench.plan.cluster.
+import os
+
+from vcrbench.plan import cluster as vcluster
+
+# Every job (each re-parses this file) finds weights in the cache with the hubs offline, and
+# writes no cache under $HOME.
+os.environ.update(vcluster.job_environment(config))
+
+
+# `gpu` counts per group job (one GPU each), not across the cluster.
+resource_scopes:
+    gpu="local",
+
+
+# Downloads one model's weights into inference.weights_cache, where the network is; a model whose
+# weights cannot be had fails here, naming what to get, and none of its GPU jobs is submitted.
+rule fetch_weights:
+    output:
+        paths.WEIGHTS_FETCHED,
+    log:
+        paths.log("fetch_weights", "{model}"),
+    localrule: True
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("fetch_weights"),
+    params:
+        model=PLAN.model_entry,
+        cache=config["inference"]["weights_cache"],
+        online=vcluster.ONLINE,
+    script:
+        "../workflow/scripts/fetch_weights.py"
+
+
+workflow.localrules(
+    *vcluster.defined(vcluster.LOCAL_RULES, (r.name for r in workflow.rules))
+)

@@ -1,0 +1,55 @@
+"""Fetching a model's weights once, before any inference job: :func:`fetch_weights`.
+
+The workflow's ``fetch_weights`` rule (a local rule: it runs where Snakemake runs, which has the
+network) calls it once per configured model with the hubs online and their caches pointed at the
+configured weights cache; every inference job then reads that cache with the hubs offline. It
+builds the model as an inference job does (so whatever the job will read is downloaded, and a
+``checkpoint`` file is read and checked against its architecture) and records what it fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from vcrbench.errors import WeightsUnavailableError
+from vcrbench.models.spec import ModelSpec
+
+log = logging.getLogger(__name__)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def fetch_weights(name: str, entry: Mapping, cache: str | Path, out: str | Path) -> dict:
+    """Build model ``name`` once on the CPU, downloading its weights into ``cache`` where its
+    source downloads, and write a record of it to ``out``. Raises
+    :class:`~vcrbench.errors.WeightsUnavailableError` naming the model, what to download and
+    where to put it when the weights cannot be had here."""
+    from vcrbench.models.loading import load_model
+
+    spec = ModelSpec.from_config(name, entry)
+    cache = Path(cache)
+    before = _size(cache)
+    try:
+        load_model(spec, "cpu")
+    except WeightsUnavailableError as exc:
+        raise WeightsUnavailableError(
+            f"{exc}\nNo inference job of model {name!r} was submitted. Put its weights where "
+            f"the jobs read them (the weights cache {cache}, or the entry's checkpoint file), "
+            "then run the workflow again."
+        ) from exc
+    downloaded = _size(cache) - before
+    log.info("model %s: weights ready (%.1f MB downloaded into %s)", name, downloaded / 1e6, cache)
+    record = {
+        "model": name,
+        "source": spec.source,
+        "id": spec.id,
+        "checkpoint": None if spec.checkpoint is None else str(entry.get("checkpoint")),
+    }
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return record

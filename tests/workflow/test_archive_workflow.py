@@ -1,0 +1,71 @@
+"""A run that writes nothing under $HOME, and every figure and table rebuilt from a copy of its
+results/ alone (issue 22): fresh mtimes, no .snakemake/, no generation, inference or estimation,
+byte-identical figures and tables."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import pytest
+
+from vcrbench.plan import cluster
+
+from .conftest import REPO, snakemake, write_config
+from .test_workflow import scheduled_jobs
+
+
+def files(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_read_only_home_then_figures_and_tables_from_a_copied_results_folder(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(stat.S_IRUSR | stat.S_IXUSR)  # read-only (root still could: checked below)
+    env = dict(os.environ, HOME=str(home), TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR", "TORCH_HOME", "HF_HOME"):
+        env.pop(name, None)
+    # as `make run` sets it: Snakemake's own source cache is made before it reads the workflow
+    env["XDG_CACHE_HOME"] = str(tmp_path / "tmp" / "cache")
+    assert "export XDG_CACHE_HOME" in (REPO / "Makefile").read_text()
+    run = tmp_path / "run"
+    run.mkdir()
+    config = write_config(run / "config.yaml")
+    proc = snakemake(run, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert list(home.rglob("*")) == [], sorted(home.rglob("*"))[:20]
+    assert (run / "results" / "weights" / "efficientnet_lite0.json").is_file()  # fetched first
+
+    figures_from_a_copy(run, tmp_path / "archive", env)
+    assert list(home.rglob("*")) == []
+
+
+def figures_from_a_copy(run, archive, env):
+    """Copy ``run``'s results/ (new mtimes, no .snakemake/), rebuild every figure and table from
+    it alone, and check they are the run's, byte for byte."""
+    config = run / "config.yaml"
+    shutil.copytree(run / "results", archive / "results", copy_function=shutil.copy)
+    shutil.copy(config, archive / "config.yaml")
+    args = cluster.archive_args()
+    proc = snakemake(
+        archive, "-n", "--cores", "2", *args, configfile=archive / "config.yaml", env=env
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    planned = {rule for rule, _ in scheduled_jobs(proc.stdout + proc.stderr)}
+    assert planned and planned <= set(cluster.ARCHIVE_RULES), sorted(planned)
+    assert {"plot_curves", "collect_metrics", "paper_tables"} <= planned
+
+    before = {d: files(run / "results" / d) for d in ("figures", "tables")}
+    for d in before:  # rebuilt, not kept
+        shutil.rmtree(archive / "results" / d)
+    proc = snakemake(archive, "--cores", "2", *args, configfile=archive / "config.yaml", env=env)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    for d, original in before.items():
+        rebuilt = files(archive / "results" / d)
+        assert set(rebuilt) == set(original), (d, set(original) ^ set(rebuilt))
+        differ = sorted(str(k) for k in original if rebuilt[k] != original[k])
+        assert not differ, (d, differ)

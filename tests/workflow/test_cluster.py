@@ -1,0 +1,89 @@
+"""config/paper.yaml through the user's SLURM profile, installed as the README says, with stand-in
+SLURM commands on PATH (tests/support/slurm_stubs.py): how many jobs a cluster run submits, and
+that no --set-resources drops an inference job's GPU (issue 22). A dry run: nothing is submitted;
+the jobs it plans are read from its output, group jobs included."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support import slurm_stubs
+from vcrbench.plan import cluster, cost
+
+from .conftest import REPO
+from .test_workflow import scheduled_resources
+
+#: The most submissions config/paper.yaml may make (issue 22: an admin accepts a few hundred).
+MAX_SUBMISSIONS = 600
+
+
+def paper_dry_run(tmp_path: Path, *extra: str) -> str:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import plan_cost
+    finally:
+        sys.path.pop(0)
+    home = tmp_path / "home"
+    (home / ".config" / "snakemake").mkdir(parents=True)
+    shutil.copytree(REPO / "profiles" / "slurm", home / ".config" / "snakemake" / "slurm")
+    work = tmp_path / "run"
+    work.mkdir()
+    config = plan_cost.absolute_paths(yaml.safe_load((REPO / "config" / "paper.yaml").read_text()))
+    plan_cost.stand_ins(config, work)
+    (work / "paper.yaml").write_text(yaml.safe_dump(config))
+    log = slurm_stubs.install(tmp_path / "bin")
+    env = slurm_stubs.environ(tmp_path / "bin", home)
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--profile",
+        "slurm",
+        "--configfile",
+        "paper.yaml",
+        "-n",
+        *extra,
+    ]
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-5000:]
+    assert "Using profiles slurm and workflow specific profile" in out, out[:2000]
+    assert "sbatch" not in log.read_text()  # a dry run submits nothing
+    return out
+
+
+@pytest.mark.slow
+def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
+    out = paper_dry_run(tmp_path, "--set-resources", "generate_shard:runtime=5")
+    subs = cost.parse_submissions(out, cluster.LOCAL_RULES)
+    total = sum(subs["groups"].values()) + sum(subs["jobs"].values())
+    assert total <= MAX_SUBMISSIONS, subs
+    # generation and inference go in group jobs only; cheap rules run locally
+    assert not set(subs["jobs"]) & {
+        *cost.GENERATION_RULES,
+        "predict_clean",
+        "predict_group",
+        "predict_imagenet_c",
+        "estimate_curves",
+        "collect_metrics",
+        "plot_curves",
+        "paper_tables",
+    }, subs["jobs"]
+    assert subs["groups"]["generate"] <= 70 and subs["groups"]["infer"] <= 100, subs["groups"]
+    assert subs["local"]["fetch_weights"] == 19
+    # --set-resources for another rule (or the same) leaves every GPU where the rules put it
+    jobs = scheduled_resources(out)
+    predict = [r for rule, _, r in jobs if rule.startswith("predict")]
+    assert len(predict) == 25 * (1 + 14 + 9), len(predict)
+    assert all(r.get("gpu") == "1" for r in predict)
+    assert all(r.get("gpu") == "1" for rule, _, r in jobs if rule == "finetune_model")
+    assert {r["runtime"] for rule, _, r in jobs if rule == "generate_shard"} == {"5"}
+    assert not any("gpu" in r for rule, _, r in jobs if rule.startswith("generate"))

@@ -7,7 +7,7 @@ from vcrbench.plan import cluster as vcluster
 
 # Every job (each re-parses this file) finds weights in the cache with the hubs offline, and
 # writes no cache under $HOME.
-os.environ.update(vcluster.job_environment(config))
+os.environ.update(vcluster.job_environment(PLAN.config))
 
 
 # `gpu` counts per group job (one GPU each), not across the cluster.
@@ -20,16 +20,12 @@ resource_scopes:
 rule fetch_weights:
     output:
         paths.WEIGHTS_FETCHED,
-    log:
-        paths.log("fetch_weights", "{model}"),
     localrule: True
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("fetch_weights"),
     params:
         model=PLAN.model_entry,
-        cache=config["inference"]["weights_cache"],
+        cache=PLAN.setting("inference.weights_cache"),
         online=vcluster.ONLINE,
     script:
         "../workflow/scripts/fetch_weights.py"

@@ -66,6 +66,7 @@ VERSIONS: dict[str, int] = {
     "prepare_retrain_pool": 1,
     "check_pool_overlap": 1,
     "finetune_model": 1,
+    "fetch_weights": 1,
 }
 
 

@@ -373,7 +373,10 @@ def prepare_clean_set(
 
     n = len(dataset)
     images = np.lib.format.open_memmap(
-        _tmp_sibling(images_path), mode="w+", dtype=np.uint8, shape=(n, crop, crop, 3)
+        io.temporary_sibling(images_path, ".npy"),
+        mode="w+",
+        dtype=np.uint8,
+        shape=(n, crop, crop, 3),
     )
     tmp_images = Path(images.filename)
     try:
@@ -417,12 +420,6 @@ def prepare_clean_set(
         tmp_images.unlink(missing_ok=True)
         raise
     return index
-
-
-def _tmp_sibling(path: str | os.PathLike) -> str:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return str(path.with_name(f".{path.name}.{os.getpid()}.tmp.npy"))
 
 
 def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 1024) -> None:

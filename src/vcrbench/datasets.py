@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 from tqdm.auto import tqdm
 
 from vcrbench import io
@@ -268,18 +268,20 @@ def select_images(
 # --------------------------------------------------------------------------- images
 
 
-def load_image(path: str | os.PathLike) -> np.ndarray:
+def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
     """Decode an image file to HxWx3 uint8 RGB.
 
     Greyscale is replicated to three channels; an alpha channel is composited onto white;
-    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted.
+    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted. The
+    EXIF orientation tag is ignored, as torchvision and timm ignore it, unless ``exif_transpose``
+    (``dataset.exif_transpose``) turns the image upright by it first.
     An unreadable or truncated file raises :class:`DatasetError` naming the file.
     """
     path = Path(path)
     try:
         with Image.open(path) as im:
             im.load()
-            return _to_rgb8(im)
+            return _to_rgb8(ImageOps.exif_transpose(im) if exif_transpose else im)
     except (
         UnidentifiedImageError,
         Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
@@ -345,8 +347,10 @@ def prepare_clean_set(
     on_error: str = "raise",
     threads: int = 1,
     limit: int | None = None,
+    exif_transpose: bool = False,
 ) -> pd.DataFrame:
-    """Decode, resize and crop every image of ``dataset`` into the clean set.
+    """Decode, resize and crop every image of ``dataset`` into the clean set (``exif_transpose``:
+    see :func:`load_image`).
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
@@ -364,7 +368,7 @@ def prepare_clean_set(
 
     def work(path: str):
         try:
-            img = load_image(path)
+            img = load_image(path, exif_transpose)
         except DatasetError:
             if on_error == "raise":
                 raise

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 SNAKEMAKE_ARGS ?=
 
-.PHONY: setup run test test-fast lint report lock envs clean plan
+.PHONY: setup run test test-fast lint report lock envs clean plan verify
 
 # A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
 # the lock file or pyproject.toml changes.
@@ -39,6 +39,11 @@ lint: setup
 CONFIG ?= config/config.yaml
 plan: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python scripts/plan_cost.py --configfile $(CONFIG)
+
+# Every output checked against the sha256 its provenance record holds (and Parquet files against
+# their page checksums); a damaged one is listed with the command that regenerates it.
+verify: setup
+	$(BIN)/python -m vcrbench.plan.verify
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

@@ -8,7 +8,7 @@ SNAKEMAKE_ARGS ?=
 # caches go (vcrbench.plan.cluster.scratch), not under $HOME.
 export XDG_CACHE_HOME ?= $(or $(TMPDIR),/tmp)/vcrbench-$(USER)/cache
 
-.PHONY: setup run test test-fast lint report lock envs clean plan figures
+.PHONY: setup run test test-fast lint report lock envs clean plan figures verify
 
 # A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
 # the lock file or pyproject.toml changes.
@@ -48,6 +48,11 @@ plan: setup
 # found there; nothing is generated, predicted or estimated (vcrbench.plan.cluster.archive_args).
 figures: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) $$($(BIN)/python -m vcrbench.plan.cluster) $(SNAKEMAKE_ARGS)
+
+# Every output checked against the sha256 its provenance record holds (and Parquet files against
+# their page checksums); a damaged one is listed with the command that regenerates it.
+verify: setup
+	$(BIN)/python -m vcrbench.plan.verify
 
 report: setup
 	$(BIN)/snakemake --cores $(CORES) --report results/report.html

@@ -21,6 +21,7 @@ report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/checks.smk"
 include: "rules/generate.smk"
 include: "rules/infer.smk"
 include: "rules/humans.smk"

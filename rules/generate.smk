@@ -3,6 +3,8 @@
 
 
 rule prepare_clean_set:
+    input:
+        checks=ancient(CHECKS),
     output:
         images=paths.CLEAN_IMAGES,
         index=paths.CLEAN_INDEX,

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 from tqdm.auto import tqdm
 
 from vcrbench import io
@@ -267,18 +267,20 @@ def select_images(
 # --------------------------------------------------------------------------- images
 
 
-def load_image(path: str | os.PathLike) -> np.ndarray:
+def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
     """Decode an image file to HxWx3 uint8 RGB.
 
     Greyscale is replicated to three channels; an alpha channel is composited onto white;
-    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted.
+    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted. The
+    EXIF orientation tag is ignored, as torchvision and timm ignore it, unless ``exif_transpose``
+    (``dataset.exif_transpose``) turns the image upright by it first.
     An unreadable or truncated file raises :class:`DatasetError` naming the file.
     """
     path = Path(path)
     try:
         with Image.open(path) as im:
             im.load()
-            return _to_rgb8(im)
+            return _to_rgb8(ImageOps.exif_transpose(im) if exif_transpose else im)
     except (
         UnidentifiedImageError,
         Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
@@ -344,8 +346,10 @@ def prepare_clean_set(
     on_error: str = "raise",
     threads: int = 1,
     limit: int | None = None,
+    exif_transpose: bool = False,
 ) -> pd.DataFrame:
-    """Decode, resize and crop every image of ``dataset`` into the clean set.
+    """Decode, resize and crop every image of ``dataset`` into the clean set (``exif_transpose``:
+    see :func:`load_image`).
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
@@ -363,7 +367,7 @@ def prepare_clean_set(
 
     def work(path: str):
         try:
-            img = load_image(path)
+            img = load_image(path, exif_transpose)
         except DatasetError:
             if on_error == "raise":
                 raise
@@ -372,7 +376,10 @@ def prepare_clean_set(
 
     n = len(dataset)
     images = np.lib.format.open_memmap(
-        _tmp_sibling(images_path), mode="w+", dtype=np.uint8, shape=(n, crop, crop, 3)
+        io.temporary_sibling(images_path, ".npy"),
+        mode="w+",
+        dtype=np.uint8,
+        shape=(n, crop, crop, 3),
     )
     tmp_images = Path(images.filename)
     try:
@@ -416,12 +423,6 @@ def prepare_clean_set(
         tmp_images.unlink(missing_ok=True)
         raise
     return index
-
-
-def _tmp_sibling(path: str | os.PathLike) -> str:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return str(path.with_name(f".{path.name}.{os.getpid()}.tmp.npy"))
 
 
 def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 1024) -> None:

@@ -35,6 +35,24 @@ class PlanError(ValueError):
     """A rule file asks the plan for something it does not have (a stage without a version)."""
 
 
+# --------------------------------------------------------------------------- files
+
+
+class DamagedFileError(OSError):
+    """A file that exists but cannot be read back as written (truncated, bits flipped); ``path``
+    is the file. The message names it and how to regenerate it."""
+
+    def __init__(self, path, reason: str) -> None:
+        self.path, self.reason = str(path), reason
+        super().__init__(
+            f"{self.path} is damaged ({reason}); delete it and run the same command again, "
+            f"which regenerates it: rm {self.path}"
+        )
+
+    def __reduce__(self):  # picklable across DataLoader workers, with its path
+        return DamagedFileError, (self.path, self.reason)
+
+
 # --------------------------------------------------------------------------- inputs
 
 

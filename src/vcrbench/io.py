@@ -4,15 +4,25 @@ Every output of the workflow is written to a temporary name beside its destinati
 into place only once it is complete, so a killed job never leaves a half-written file that a later
 run would mistake for a finished one.
 
+A temporary name carries the host and process that write it (``.<name>.<host>.<pid>.<random>.tmp``):
+a writer first removes the temporaries of its destination that a killed process left
+(:func:`remove_stale_temporaries`), and :func:`sweep_temporaries` removes every such leftover under
+a folder whose process is gone from this host.
+
 Parquet files are written deterministically (fixed compression, no timestamps in metadata, pandas
-index dropped) so that the same inputs give byte-identical files.
+index dropped) so that the same inputs give byte-identical files. They carry page checksums (CRC32
+of every data page), and every read here verifies them: a damaged file (a flipped bit, a truncation)
+raises :class:`DamagedFileError` naming it instead of giving wrong values.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vcrbench import provenance
+from vcrbench.errors import DamagedFileError
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -30,18 +41,89 @@ PARQUET_COMPRESSION_LEVEL = 3
 META_KEY = b"vcrbench"
 
 
+#: The tail of a temporary name of :func:`temporary_sibling`, after ``.<name>.<host>``.
+_TMP_TAIL = re.compile(r"\.(?P<pid>\d+)\.[a-z0-9_]+\.tmp(\.\w+)*$")
+
+
+def _host() -> str:
+    return socket.gethostname().replace("/", "_") or "localhost"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    return True
+
+
+def _writer(name: str, host: str) -> tuple[bool, int] | None:
+    """``(written on this host, pid)`` of a temporary's name, None if it is not one."""
+    match = _TMP_TAIL.search(name)
+    if match is None:
+        return None
+    pid = int(match["pid"])
+    return name[: match.start()].endswith(f".{host}"), pid
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporaries of destination ``path`` that a killed writer left (another host's,
+    since a run has one writer per output, or this host's whose process is gone); returns them."""
+    path = Path(path)
+    host, removed = _host(), []
+    if not path.parent.is_dir():
+        return removed
+    for entry in path.parent.iterdir():
+        if not entry.name.startswith(f".{path.name}."):
+            continue
+        writer = _writer(entry.name, host)
+        if writer is not None and not (writer[0] and process_alive(writer[1])):
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+                removed.append(entry)
+    return removed
+
+
+def sweep_temporaries(root: str | os.PathLike) -> list[Path]:
+    """Remove every temporary under ``root`` whose writer was a process of this host that is gone
+    (what a kill left); another host's are left to :func:`remove_stale_temporaries`."""
+    host, removed = _host(), []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            writer = _writer(name, host) if name.startswith(".") else None
+            if writer is not None and writer[0] and not process_alive(writer[1]):
+                with contextlib.suppress(FileNotFoundError):
+                    (Path(folder) / name).unlink()
+                    removed.append(Path(folder) / name)
+    return removed
+
+
+def temporary_sibling(path: str | os.PathLike, suffix: str = "") -> Path:
+    """A new empty temporary file beside ``path`` named after this host and process, once the
+    stale temporaries of ``path`` are removed (``suffix`` after ``.tmp``, e.g. ``.npy``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{_host()}.{os.getpid()}.", suffix=f".tmp{suffix}", dir=path.parent
+    )
+    os.close(fd)
+    return Path(tmp)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` only if the block succeeds.
 
     The temporary file is removed when the block raises (or the process is interrupted with an
-    exception), so a failure never leaves a partial file at the destination.
+    exception), so a failure never leaves a partial file at the destination; one that a killed
+    process left is removed by the next writer of ``path`` (:func:`temporary_sibling`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = temporary_sibling(path)
     try:
         yield tmp_path
         os.replace(tmp_path, path)
@@ -78,6 +160,7 @@ def write_parquet(
             compression_level=PARQUET_COMPRESSION_LEVEL,
             row_group_size=row_group_size,
             write_statistics=True,
+            write_page_checksum=True,
         )
     return Path(path)
 
@@ -94,12 +177,46 @@ def schema_metadata(schema: pa.Schema, metadata: Mapping | None = None) -> dict[
     return meta
 
 
-def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a Parquet file into pandas, naming the file in the error if it cannot be read."""
+def parquet_file(path: str | os.PathLike) -> pq.ParquetFile:
+    """A Parquet file opened for reading with its page checksums verified; a file that exists but
+    cannot be opened raises :class:`DamagedFileError` (missing: ``FileNotFoundError``)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"Parquet file {path} does not exist")
     try:
-        return pq.read_table(path, columns=columns).to_pandas()
+        return pq.ParquetFile(path, page_checksum_verification=True)
     except (OSError, pa.ArrowException) as exc:
-        raise OSError(f"cannot read Parquet file {path}: {exc}") from exc
+        raise DamagedFileError(path, f"not a readable Parquet file: {exc}") from exc
+
+
+def read_table(
+    path: str | os.PathLike, columns: Sequence[str] | None = None, row_group: int | None = None
+) -> pa.Table:
+    """``columns`` (all: None) of a Parquet file, or of one ``row_group``, checksums verified
+    (:class:`DamagedFileError` naming the file when a page does not match)."""
+    pf = parquet_file(path)
+    cols = list(columns) if columns is not None else None
+    try:
+        if row_group is not None:
+            return pf.read_row_group(row_group, columns=cols)
+        return pf.read(columns=cols)
+    except (OSError, pa.ArrowException) as exc:
+        raise DamagedFileError(path, str(exc)) from exc
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a Parquet file into pandas (page checksums verified), naming the file in the error if
+    it cannot be read."""
+    return read_table(path, columns).to_pandas()
+
+
+def verify_parquet(path: str | os.PathLike) -> None:
+    """Read every page of a Parquet file, checking its checksums (:class:`DamagedFileError`)."""
+    pf = parquet_file(path)
+    for group in range(pf.num_row_groups):
+        try:
+            pf.read_row_group(group)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFileError(path, f"row group {group}: {exc}") from exc
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
@@ -118,17 +235,14 @@ def read_provenance(path: str | os.PathLike) -> dict:
 
 def read_columns(path: str | os.PathLike, columns: Sequence[str]) -> pd.DataFrame:
     """Those of ``columns`` that a Parquet file has (in that order), without reading the rest."""
-    try:
-        names = set(pq.read_schema(path).names)
-    except (OSError, pa.ArrowException) as exc:
-        raise OSError(f"cannot read Parquet file {path}: {exc}") from exc
+    names = set(parquet_file(path).schema_arrow.names)
     return read_parquet(path, columns=[c for c in columns if c in names])
 
 
 def fixed_size_matrix(path: str | os.PathLike, column: str) -> np.ndarray:
     """A fixed-size list column of a Parquet file as one (rows, size) numpy array (e.g. the
     ``logprobs`` of a prediction file, float16), without going through pandas objects."""
-    table = pq.read_table(path, columns=[column])
+    table = read_table(path, [column])
     field = table.schema.field(column)
     if not pa.types.is_fixed_size_list(field.type):
         raise ValueError(f"{path}: column {column!r} is {field.type}, not a fixed-size list")
@@ -286,6 +400,7 @@ def write_image_batches(
                         },
                         use_dictionary=others,
                         write_statistics=others,
+                        write_page_checksum=True,
                     )
                 table = pa.Table.from_pydict(dict(columns), schema=schema)
                 pending.append(table)
@@ -295,7 +410,12 @@ def write_image_batches(
                     pending = flush(pending, full)
                     held -= full
             if writer is None:  # no rows: an empty file with the schema
-                pq.write_table(schema.empty_table(), tmp, compression=PARQUET_COMPRESSION)
+                pq.write_table(
+                    schema.empty_table(),
+                    tmp,
+                    compression=PARQUET_COMPRESSION,
+                    write_page_checksum=True,
+                )
             elif held:
                 flush(pending, held)
         finally:
@@ -330,3 +450,12 @@ def decode_images(df: pd.DataFrame) -> np.ndarray:
         raise ValueError("images of different sizes cannot be stacked")
     buf = b"".join(df["image"].tolist())
     return np.frombuffer(buf, dtype=np.uint8).reshape(len(df), int(heights[0]), int(widths[0]), 3)
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """``sha256:<hex>`` of a file's bytes (read in chunks: memory stays bounded)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()

@@ -140,7 +140,8 @@ def test_a_job_writes_a_sidecar_per_output(tmp_path, monkeypatch):
         assert rec["config_hash"] == provenance.config_hash(params)
     assert (tmp_path / "results/provenance/tables/x.csv.json").is_file()
     parquet = io.read_provenance(outputs[1])
-    assert parquet == {k: v for k, v in rec.items() if k != "output"}
+    assert parquet == {k: v for k, v in rec.items() if k not in ("output", "sha256")}
+    assert rec["sha256"] == io.file_sha256(outputs[1])
     assert (tmp_path / "results/logs/r/x.log").is_file()
 
 

@@ -37,8 +37,9 @@ def cub(tmp_path):
             "zero_shot": {"seen": str(seen), "unseen": str(unseen)},
         },
         "corruptions": {"gaussian_noise": {}},
-        "models": {"net": dict(CHECKPOINT_MODEL)},
+        "models": {"net": {**CHECKPOINT_MODEL, "checkpoint": str(tmp_path / "ckpt.pth")}},
     }
+    (tmp_path / "ckpt.pth").touch()  # a weights file must exist (checked before any job)
     return config, root
 
 

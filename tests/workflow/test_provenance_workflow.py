@@ -47,6 +47,7 @@ def test_every_output_records_its_provenance(finished_run):
         assert sidecar.is_file(), f"{rel} has no provenance record"
         rec = json.loads(sidecar.read_text())
         assert rec.pop("output") == rel
+        assert rec.pop("sha256") == io.file_sha256(path), rel  # what `make verify` checks
         assert rec["stage_version"] == VERSIONS[stage(rec["rule"])], rel
         assert rec["config_hash"].startswith("sha256:")
         assert rec["vcrbench"] and rec["packages"]["torch"] and rec["packages"]["snakemake"]

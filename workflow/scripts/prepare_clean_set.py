@@ -18,4 +18,5 @@ with job.run(snakemake):
         on_error=ds["on_error"],
         threads=snakemake.threads,
         limit=ds["limit"],
+        exif_transpose=ds["exif_transpose"],
     )

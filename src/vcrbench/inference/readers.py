@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
@@ -65,7 +64,7 @@ class ShardBatches(IterableDataset):
 
     def __iter__(self):
         for unit in my_share(self.units):
-            table = pq.ParquetFile(unit.path).read_row_group(unit.row_group, columns=IMAGE_COLUMNS)
+            table = io.read_table(unit.path, IMAGE_COLUMNS, row_group=unit.row_group)
             for start in range(0, table.num_rows, self.batch_size):
                 part = table.slice(start, self.batch_size)
                 yield unit.offset + start, images_from_arrow(part, unit.path, batch=True)
@@ -141,10 +140,7 @@ def read_shard_metadata(shard_paths: Sequence[str | os.PathLike]) -> tuple[pd.Da
         path = Path(path)
         if not path.is_file():
             raise InferenceError(f"shard {path} does not exist")
-        try:
-            pf = pq.ParquetFile(path)
-        except (OSError, pa.ArrowException) as exc:
-            raise InferenceError(f"cannot read shard {path}: {exc}") from exc
+        pf = io.parquet_file(path)
         names = pf.schema_arrow.names
         missing = [c for c in SHARD_COLUMNS if c not in names]
         if missing:
@@ -158,7 +154,7 @@ def read_shard_metadata(shard_paths: Sequence[str | os.PathLike]) -> tuple[pd.Da
                 "shards before it; do not mix ImageNet-C sets with other shards in one job"
             )
         columns = ["sample_id", "image_id", "label", "dv"] + (["severity"] if severity else [])
-        frames.append(pf.read(columns=columns).to_pandas())
+        frames.append(io.read_table(path, columns).to_pandas())
         for rg in range(pf.metadata.num_row_groups):
             units.append(Unit(str(path), rg, offset))
             offset += pf.metadata.row_group(rg).num_rows

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-from vcrbench.errors import ModelConfigError, ModelLoadError, WeightsUnavailableError
+from vcrbench.errors import (
+    ModelConfigError,
+    ModelLoadError,
+    WeightsUnavailableError,
+    did_you_mean,
+)
 from vcrbench.models.sources import Built, register_source
 from vcrbench.models.spec import ModelSpec
 
@@ -27,6 +32,12 @@ def resolve_weights(spec: ModelSpec):
 
     if spec.weights is None or spec.checkpoint is not None:
         return None
+    if "." not in spec.weights and spec.id not in torchvision.models.list_models():
+        raise ModelConfigError(
+            f"model {spec.name!r}: torchvision has no model {spec.id!r}"
+            f"{did_you_mean(spec.id, torchvision.models.list_models())} "
+            "(see torchvision.models.list_models())"
+        )
     try:
         if "." in spec.weights:
             return torchvision.models.get_weight(spec.weights)
@@ -34,11 +45,16 @@ def resolve_weights(spec: ModelSpec):
     except (KeyError, ValueError, AttributeError):
         try:
             known = [w.name for w in torchvision.models.get_model_weights(spec.id)]
-        except Exception:
+        except (KeyError, ValueError, AttributeError):
             known = []
+        if not known:
+            raise ModelConfigError(
+                f"model {spec.name!r}: torchvision has no pretrained weights for {spec.id!r}; "
+                "set `weights: null` (random weights) or `checkpoint: <file>`"
+            ) from None
         raise ModelConfigError(
-            f"model {spec.name!r}: torchvision has no weights {spec.weights!r} for {spec.id!r} "
-            f"(known: {', '.join(['DEFAULT', *known])})"
+            f"model {spec.name!r}: torchvision has no weights {spec.weights!r} for {spec.id!r}; "
+            f"known: {', '.join(['DEFAULT', *known])}"
         ) from None
 
 

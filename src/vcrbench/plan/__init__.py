@@ -23,7 +23,7 @@ import yaml
 from vcrbench import schema
 from vcrbench.errors import ConfigError
 from vcrbench.plan import definitions, paths
-from vcrbench.plan.checks import check
+from vcrbench.plan.checks import check, check_model_entries_given
 from vcrbench.plan.config import canonical
 from vcrbench.plan.rules import Plan, alternatives
 
@@ -31,6 +31,7 @@ from vcrbench.plan.rules import Plan, alternatives
 def validate(config: dict, schema_path: str | Path | None = None) -> dict:
     """Validate ``config`` (schema, then :func:`check`), filling every default in place; raises
     :class:`~vcrbench.errors.ConfigError` naming the key at fault. Returns the config."""
+    check_model_entries_given(config)
     schema.validate(config, schema_path)
     check(config)
     return config

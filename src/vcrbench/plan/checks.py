@@ -134,10 +134,33 @@ def _check_corruptions(config: Mapping) -> None:
             raise ConfigError(f"config key 'corruptions.{name}': {exc}") from exc
 
 
+def check_model_entries_given(config: Mapping) -> None:
+    """An empty model entry (``name:`` or ``name: {}``), named before the schema's check, whose
+    message would only say the entry fits none of its forms."""
+    from vcrbench.models import list_sources
+
+    models = config.get("models")
+    for name, entry in models.items() if isinstance(models, Mapping) else ():
+        if not entry or (isinstance(entry, Mapping) and not {"source", "base"} & set(entry)):
+            got = "is empty" if not entry else f"has no 'source' or 'base' (keys: {sorted(entry)})"
+            raise ConfigError(
+                f"config key 'models.{name}': the entry {got}; give its source and id, e.g. "
+                f"{{source: timm, id: resnet50}} (sources: {', '.join(list_sources())}), or "
+                "`base: <another model>` to start from that model's entry (docs/models.md)"
+            )
+
+
 def _check_models(config: Mapping) -> None:
     from vcrbench.models import ModelSpec
+    from vcrbench.plan.models import expand_bases
 
     data_space = dataset_label_space(config["dataset"])
+    for name, entry in expand_bases(config["models"]).items():
+        checkpoint = entry.get("checkpoint")
+        if checkpoint and not Path(checkpoint).is_file():
+            raise ConfigError(
+                f"config key 'models.{name}.checkpoint': weights file {checkpoint} does not exist"
+            )
     for name, entry in model_entries(config).items():
         try:
             spec = ModelSpec.from_config(name, model_settings(entry))
@@ -154,3 +177,15 @@ def _check_models(config: Mapping) -> None:
                 f"of {declared} classes but label space {data_space.name!r} has "
                 f"{data_space.num_classes}"
             )
+
+
+def model_check_entries(config: Mapping) -> dict[str, dict]:
+    """The configured model entries (``base`` expanded; not the fine-tuned ones, whose weights the
+    workflow writes) as the ``check_models`` job checks them, keys sorted."""
+    from vcrbench.plan.config import canonical
+    from vcrbench.plan.models import expand_bases
+
+    return {
+        name: canonical(model_settings(entry))
+        for name, entry in expand_bases(config["models"]).items()
+    }

@@ -5,7 +5,14 @@ its scheduler gave a GPU that torch cannot see (:func:`vcrbench.runtime.require_
 the job in the provenance of what it writes (:mod:`vcrbench.provenance`): Parquet outputs carry the record
 in their metadata, and once the call has succeeded every output gets a JSON sidecar at
 ``paths.provenance(output)`` (``results/provenance/<path under results>.json``), the record plus
-the output's path. A failed job writes no sidecar.
+the output's path and its ``sha256`` (of a folder: of each file in it), which
+:mod:`vcrbench.plan.verify` (``make verify``) checks. A failed job writes no sidecar.
+
+A job that fails prints one line on its standard error (the console, where Snakemake shows the
+job) naming the rule and the error; the traceback is in its log. When the error is a damaged
+input (:class:`~vcrbench.errors.DamagedFileError` naming one of the job's inputs under
+``results/``), the job deletes that input, so running the same command again regenerates it and
+what depends on it.
 """
 
 from __future__ import annotations
@@ -13,9 +20,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 from vcrbench import io, logs, provenance
+from vcrbench.errors import DamagedFileError
 from vcrbench.plan import paths
 
 
@@ -29,20 +39,68 @@ def _asked_for_gpu(smk) -> bool:
     return int(smk.resources.get("gpu", 0) or 0) > 0 and bool(os.environ.get("SLURM_JOB_ID"))
 
 
+def checksum(output: str | Path) -> str | dict[str, str]:
+    """``sha256:<hex>`` of a file, or ``{relative path: sha256}`` of every file in a folder."""
+    output = Path(output)
+    if output.is_dir():
+        return {
+            f.relative_to(output).as_posix(): io.file_sha256(f)
+            for f in sorted(output.rglob("*"))
+            if f.is_file()
+        }
+    return io.file_sha256(output)
+
+
+def _damaged_input(smk, exc: BaseException) -> str | None:
+    """The input of the job named by a :class:`DamagedFileError` in ``exc``'s chain (also when a
+    DataLoader worker re-raised it with only its message), if it is a workflow output."""
+    while exc is not None:
+        if isinstance(exc, DamagedFileError) or "is damaged (" in str(exc):
+            for f in smk.input:
+                f = str(f)
+                named = getattr(exc, "path", None) == f or f"{f} is damaged (" in str(exc)
+                if named and f.startswith(f"{paths.RESULTS}/"):
+                    return f
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _report(smk, exc: BaseException) -> None:
+    """One line on the job's standard error (the console): the rule and the error; a damaged
+    input is deleted first, and the line says so."""
+    damaged = _damaged_input(smk, exc)
+    if damaged is not None:
+        Path(damaged).unlink(missing_ok=True)
+        text = (
+            f"input {damaged} was damaged and is now deleted: run the same command again, "
+            f"which regenerates it and what depends on it ({exc})"
+        )
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    wildcards = ", ".join(f"{k}={v}" for k, v in smk.wildcards.items())
+    where = f"{smk.rule}" + (f" ({wildcards})" if wildcards else "")
+    print(f"vcrbench: job {where} failed: {' '.join(text.split())}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def run(smk) -> Iterator[logging.Logger]:
     """``with job.run(snakemake): <the library call>`` (``smk`` is the script's ``snakemake``)."""
     params = _params(smk)
     log_path = smk.log[0] if len(smk.log) else None
-    with (
-        logs.job_log(log_path) as logger,
-        provenance.job(smk.rule, params.get("version"), params),
-    ):
-        if _asked_for_gpu(smk):
-            from vcrbench.runtime import require_gpu
+    try:
+        with (
+            logs.job_log(log_path) as logger,
+            provenance.job(smk.rule, params.get("version"), params),
+        ):
+            if _asked_for_gpu(smk):
+                from vcrbench.runtime import require_gpu
 
-            require_gpu(f"{smk.rule} {dict(smk.wildcards.items())}")
-        yield logger
-        record = provenance.record()
-        for output in smk.output:
-            io.write_json({**record, "output": str(output)}, paths.provenance(output))
+                require_gpu(f"{smk.rule} {dict(smk.wildcards.items())}")
+            yield logger
+            record = provenance.record()
+            for output in smk.output:
+                sidecar = {**record, "output": str(output), "sha256": checksum(output)}
+                io.write_json(sidecar, paths.provenance(output))
+    except Exception as exc:
+        _report(smk, exc)
+        raise

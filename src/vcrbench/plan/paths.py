@@ -15,6 +15,10 @@ from vcrbench.vocab import ESTIMATE_TABLES
 
 RESULTS = "results"
 
+# --------------------------------------------------------------------------- checks before any work
+CHECK_IMAGES = f"{RESULTS}/checks/images.json"
+CHECK_MODELS = f"{RESULTS}/checks/models.json"
+
 # --------------------------------------------------------------------------- stage I: test sets
 CLEAN_IMAGES = f"{RESULTS}/dataset/images.npy"
 CLEAN_INDEX = f"{RESULTS}/dataset/index.parquet"

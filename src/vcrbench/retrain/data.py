@@ -8,7 +8,6 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from vcrbench import io
 from vcrbench.errors import RetrainError
@@ -22,7 +21,7 @@ def load_training_set(paths: Sequence[str | os.PathLike]) -> tuple[np.ndarray, n
     """
     if not paths:
         raise RetrainError("no training shards given")
-    files = [pq.ParquetFile(p) for p in paths]
+    files = [io.parquet_file(p) for p in paths]
     total = sum(f.metadata.num_rows for f in files)
     if total == 0:
         raise RetrainError(f"the training shards hold no images: {', '.join(map(str, paths))}")
@@ -31,7 +30,7 @@ def load_training_set(paths: Sequence[str | os.PathLike]) -> tuple[np.ndarray, n
     at = 0
     for path, f in zip(paths, files, strict=True):
         for g in range(f.num_row_groups):
-            table = f.read_row_group(g, columns=["label", "height", "width", "image"])
+            table = io.read_table(path, ["label", "height", "width", "image"], row_group=g)
             block = io.images_from_table(table, str(path))
             if images is None:
                 images = np.empty((total, *block.shape[1:]), dtype=np.uint8)

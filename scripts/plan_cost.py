@@ -84,6 +84,7 @@ def stand_ins(config: dict, workdir: Path) -> list[str]:
         target = workdir / entry["checkpoint"]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.touch()
+        entry["checkpoint"] = str(target)  # absolute: the plan is read here and in the dry run
     return made
 
 

@@ -20,6 +20,10 @@ def config_of(name: str, tmp_path) -> dict:
         cfg["dataset"]["path"] = str(tmp_path)
     if (cfg.get("retrain") or {}).get("pool", {}).get("path"):
         cfg["retrain"]["pool"]["path"] = str(tmp_path)
+    for model, entry in cfg["models"].items():  # weights files must exist: empty stand-ins
+        if entry.get("checkpoint"):
+            entry["checkpoint"] = str(tmp_path / f"{model}.pt")
+            (tmp_path / f"{model}.pt").touch()
     return plan.validate(cfg)
 
 

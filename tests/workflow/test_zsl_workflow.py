@@ -73,6 +73,7 @@ def _checkpoint(workdir):
 
 def test_bad_label_space_stops_before_any_job(tmp_path):
     configfile, _ = _config(tmp_path)
+    (tmp_path / "cub_net.pth").touch()  # weights must exist (checked before any job)
     config = yaml.safe_load(configfile.read_text())
     config["dataset"]["label_space"] = "cub200"
     configfile.write_text(yaml.safe_dump(config))

@@ -137,7 +137,7 @@ def _check_corruptions(config: Mapping) -> None:
 def check_model_entries_given(config: Mapping) -> None:
     """An empty model entry (``name:`` or ``name: {}``), named before the schema's check, whose
     message would only say the entry fits none of its forms."""
-    from vcrbench.models import list_sources
+    from vcrbench.models import SOURCES
 
     models = config.get("models")
     for name, entry in models.items() if isinstance(models, Mapping) else ():
@@ -145,7 +145,7 @@ def check_model_entries_given(config: Mapping) -> None:
             got = "is empty" if not entry else f"has no 'source' or 'base' (keys: {sorted(entry)})"
             raise ConfigError(
                 f"config key 'models.{name}': the entry {got}; give its source and id, e.g. "
-                f"{{source: timm, id: resnet50}} (sources: {', '.join(list_sources())}), or "
+                f"{{source: timm, id: resnet50}} (sources: {', '.join(sorted(SOURCES))}), or "
                 "`base: <another model>` to start from that model's entry (docs/models.md)"
             )
 

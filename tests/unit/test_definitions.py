@@ -6,8 +6,8 @@ import copy
 from pathlib import Path
 
 import pytest
-import yaml
 
+from tests.support.shipped import shipped_config
 from vcrbench import plan, schema
 from vcrbench.plan import definitions
 
@@ -15,16 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def config_of(name: str, tmp_path) -> dict:
-    cfg = yaml.safe_load((REPO / "config" / name).read_text())
-    if cfg["dataset"].get("path"):
-        cfg["dataset"]["path"] = str(tmp_path)
-    if (cfg.get("retrain") or {}).get("pool", {}).get("path"):
-        cfg["retrain"]["pool"]["path"] = str(tmp_path)
-    for model, entry in cfg["models"].items():  # weights files must exist: empty stand-ins
-        if entry.get("checkpoint"):
-            entry["checkpoint"] = str(tmp_path / f"{model}.pt")
-            (tmp_path / f"{model}.pt").touch()
-    return plan.validate(cfg)
+    return plan.validate(shipped_config(name, tmp_path))
 
 
 def by_definition(cfg) -> dict[str, dict]:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.shipped import shipped_config
 from vcrbench import plan, schema
 from vcrbench.errors import ConfigError, HumanDataError
 from vcrbench.plan import config as pconfig
@@ -46,15 +47,7 @@ def test_shipped_configs_validate(name, tmp_path):
     path = REPO / "config" / name
     if not path.exists():
         pytest.skip(f"{name} not shipped")
-    cfg = yaml.safe_load(path.read_text())
-    if cfg["dataset"].get("path"):
-        cfg["dataset"]["path"] = str(tmp_path)  # the paper's ImageNet folder is site-specific
-    if (cfg.get("retrain") or {}).get("pool", {}).get("path"):
-        cfg["retrain"]["pool"]["path"] = str(tmp_path)
-    for name, entry in cfg["models"].items():  # the weights files too: empty stand-ins
-        if entry.get("checkpoint"):
-            entry["checkpoint"] = str(tmp_path / f"{name}.pt")
-            (tmp_path / f"{name}.pt").touch()
+    cfg = shipped_config(name, tmp_path)
     schema.validate(cfg, SCHEMA)
     plan.check(cfg)
 

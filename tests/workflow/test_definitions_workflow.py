@@ -6,15 +6,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.workflow.conftest import REPO, snakemake
+from tests.support.shipped import shipped_config
+from tests.workflow.conftest import snakemake
 from vcrbench.plan import definitions, paths
 
 
 @pytest.mark.slow
 def test_definitions_table_from_the_paper_config_without_data(tmp_path):
-    cfg = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    cfg["dataset"]["path"] = str(tmp_path)  # the site's ImageNet folder: must exist, is not read
-    cfg["retrain"]["pool"]["path"] = str(tmp_path)
+    # the site's ImageNet folder and weights files: must exist, are not read
+    cfg = shipped_config("paper.yaml", tmp_path)
     config = tmp_path / "paper.yaml"
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
     proc = snakemake(tmp_path, "--cores", "1", paths.DEFINITIONS, configfile=config)

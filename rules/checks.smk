@@ -23,10 +23,13 @@ onerror:
     runlock.ended(RUN)
 
 
-# What every job would otherwise find late, checked by the first jobs (which every other job
-# waits for, as `ancient` inputs: a rerun check reruns nothing else): every image of the dataset
-# (all bad files named at once) and every model entry (id, weights, head).
-CHECKS = [paths.CHECK_IMAGES, paths.CHECK_MODELS]
+# What jobs would otherwise find late, checked first: every image of the dataset (all bad files
+# named at once), which the clean set waits for as an `ancient` input (a rerun check reruns
+# nothing else), and every model entry (id, weights, head), a local job of its own. No job waits
+# for the model check: Snakemake (9.27) plans no job downstream of an `ancient` input whose job
+# reruns for changed params (as this one does when a model is added). Each model's weights are
+# fetched by the local rule fetch_weights before any of its inference jobs, which names a model
+# that cannot be built before any GPU job.
 
 
 rule check_images:

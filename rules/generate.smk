@@ -4,7 +4,7 @@
 
 rule prepare_clean_set:
     input:
-        checks=ancient(CHECKS),
+        checks=ancient(paths.CHECK_IMAGES),
     output:
         images=paths.CLEAN_IMAGES,
         index=paths.CLEAN_INDEX,

@@ -9,7 +9,6 @@ rule predict_clean:
         images=rules.prepare_clean_set.output.images,
         index=rules.prepare_clean_set.output.index,
         weights=PLAN.model_weights,
-        checked=ancient(paths.CHECK_MODELS),
     output:
         paths.PREDICTIONS_CLEAN,
     threads: 2
@@ -31,7 +30,6 @@ rule predict_group:
     input:
         shards=PLAN.group_shard_files,
         weights=PLAN.model_weights,
-        checked=ancient(paths.CHECK_MODELS),
     output:
         paths.PREDICTIONS_GROUP,
     threads: 2
@@ -47,7 +45,6 @@ use rule predict_group as predict_imagenet_c with:
     input:
         shards=PLAN.imagenet_c_group_shard_files,
         weights=PLAN.model_weights,
-        checked=ancient(paths.CHECK_MODELS),
     output:
         paths.PREDICTIONS_IMAGENET_C,
     resources:

@@ -185,7 +185,9 @@ def model_check_entries(config: Mapping) -> dict[str, dict]:
     from vcrbench.plan.config import canonical
     from vcrbench.plan.models import expand_bases
 
-    return {
+    configured = set(expand_bases(config["models"]))
+    return {  # model_entries: `label_space: dataset` resolved to the dataset's label space
         name: canonical(model_settings(entry))
-        for name, entry in expand_bases(config["models"]).items()
+        for name, entry in model_entries(config).items()
+        if name in configured
     }

@@ -16,7 +16,7 @@ import yaml
 from tests.support import slurm_stubs
 from vcrbench.plan import cluster, cost
 
-from .conftest import REPO
+from .conftest import REPO, snakemake_command
 from .test_workflow import scheduled_resources
 
 #: The most submissions config/paper.yaml may make (issue 22: an admin accepts a few hundred).
@@ -39,19 +39,9 @@ def paper_dry_run(tmp_path: Path, *extra: str) -> str:
     (work / "paper.yaml").write_text(yaml.safe_dump(config))
     log = slurm_stubs.install(tmp_path / "bin")
     env = slurm_stubs.environ(tmp_path / "bin", home)
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--profile",
-        "slurm",
-        "--configfile",
-        "paper.yaml",
-        "-n",
-        *extra,
-    ]
+    cmd = snakemake_command(
+        work, "--profile", "slurm", "-n", *extra, configfile=work / "paper.yaml"
+    )
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]

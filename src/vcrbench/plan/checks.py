@@ -181,7 +181,7 @@ def _check_models(config: Mapping) -> None:
 
 def model_check_entries(config: Mapping) -> dict[str, dict]:
     """The configured model entries (``base`` expanded; not the fine-tuned ones, whose weights the
-    workflow writes) as the ``check_models`` job checks them, keys sorted."""
+    workflow writes) as the run checks them before any job (``rules/checks.smk``), keys sorted."""
     from vcrbench.plan.config import canonical
     from vcrbench.plan.models import expand_bases
 

@@ -19,7 +19,6 @@ from vcrbench.errors import PlanError, did_you_mean
 VERSIONS: dict[str, int] = {
     # checks before any work
     "check_images": 1,
-    "check_models": 1,
     # stage I: test sets
     "prepare_clean_set": 1,
     "sample_manifest": 1,

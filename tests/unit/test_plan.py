@@ -229,6 +229,26 @@ def test_paths_fill_and_parse_the_workflow_layout():
         plan.paths.fill(plan.paths.SHARD, corruption="frost")
 
 
+def test_aggregating_jobs_group_their_inputs_by_wildcard():
+    P = plan.paths
+    files = [
+        P.fill(P.PREDICTIONS_GROUP, model=m, corruption=c, group=g)
+        for m in ("b", "a")
+        for c in ("frost", "contrast")
+        for g in ("00000", "00001")
+    ]
+    by_corruption = P.group(P.PREDICTIONS_GROUP, files, "corruption")
+    assert list(by_corruption) == ["frost", "contrast"]  # input order
+    assert by_corruption["frost"] == [f for f in files if "/frost/" in f]
+    pairs = P.group(P.PREDICTIONS_GROUP, files, "model", "corruption")
+    assert list(pairs) == [("b", "frost"), ("b", "contrast"), ("a", "frost"), ("a", "contrast")]
+    assert all(len(v) == 2 for v in pairs.values())
+    clean = [P.fill(P.PREDICTIONS_CLEAN, model=m) for m in ("b", "a")]
+    assert P.index(P.PREDICTIONS_CLEAN, clean, "model") == dict(zip(("b", "a"), clean))
+    with pytest.raises(ValueError, match="not a path of the form"):
+        P.group(P.SHARD, files, "corruption")
+
+
 # --------------------------------------------------------------------------- ImageNet-C shards
 
 

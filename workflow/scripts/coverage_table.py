@@ -1,18 +1,12 @@
 """Table 2 (coverage of dv, VCR vs ImageNet-C) and the dv histograms behind Fig. 4/11."""
 
-from collections import defaultdict
-
 from vcrbench import coverage, io
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):
     cov = snakemake.params.coverage
-    vcr = defaultdict(list)
-    for path in snakemake.input.shards:
-        vcr[paths.parse(paths.SHARD, path)["corruption"]].append(path)
-    imagenet_c = defaultdict(list)
-    for path in snakemake.input.imagenet_c:
-        imagenet_c[paths.parse(paths.IMAGENET_C_SHARD, path)["corruption"]].append(path)
+    vcr = paths.group(paths.SHARD, snakemake.input.shards, "corruption")
+    imagenet_c = paths.group(paths.IMAGENET_C_SHARD, snakemake.input.imagenet_c, "corruption")
     table = coverage.coverage_table(
         vcr,
         imagenet_c,

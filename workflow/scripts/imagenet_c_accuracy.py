@@ -1,18 +1,16 @@
 """Accuracy and consistency of every model on the ImageNet-C sets (per severity and mean); for the
 rule imagenet_c_clean_correct, on the images each model classifies correctly when clean."""
 
-from collections import defaultdict
-
 from vcrbench import evaluate, io
 from vcrbench.plan import job, paths
 from vcrbench.tables import restricted
 
 with job.run(snakemake):
-    predictions = defaultdict(list)  # (model, corruption) -> its groups' files, in order
-    for path in snakemake.input.predictions:
-        found = paths.parse(paths.PREDICTIONS_IMAGENET_C, path)
-        predictions[(found["model"], found["corruption"])].append(path)
-    clean = {paths.parse(paths.PREDICTIONS_CLEAN, p)["model"]: p for p in snakemake.input.clean}
+    # (model, corruption) -> its groups' files, in order
+    predictions = paths.group(
+        paths.PREDICTIONS_IMAGENET_C, snakemake.input.predictions, "model", "corruption"
+    )
+    clean = paths.index(paths.PREDICTIONS_CLEAN, snakemake.input.clean, "model")
     accuracy = (
         restricted.imagenet_c_clean_correct
         if snakemake.rule == "imagenet_c_clean_correct"

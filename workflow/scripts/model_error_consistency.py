@@ -4,10 +4,11 @@ from vcrbench import consistency
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):
-    files: dict = {}
-    for path in snakemake.input:
-        w = paths.parse(paths.PREDICTIONS_GROUP, path)
-        files.setdefault(w["corruption"], {}).setdefault(w["model"], []).append(path)
+    files: dict = {}  # corruption -> model -> its groups' files, in order
+    for (corruption, model), group in paths.group(
+        paths.PREDICTIONS_GROUP, snakemake.input, "corruption", "model"
+    ).items():
+        files.setdefault(corruption, {})[model] = group
     p = snakemake.params
     consistency.write_consistency_table(
         files,

@@ -6,10 +6,8 @@ from vcrbench.figures import build
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):
-    dirs = {
-        paths.parse(paths.HUMAN_CURVES, p)["reference"]: Path(p).parent
-        for p in snakemake.input.curves
-    }
+    curves = paths.index(paths.HUMAN_CURVES, snakemake.input.curves, "reference")
+    dirs = {reference: Path(p).parent for reference, p in curves.items()}
     build.plot_human_similarity(
         dirs,
         list(snakemake.output),

@@ -8,11 +8,8 @@ from vcrbench.tables import restricted
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
-    files: dict = {}
-    for path in snakemake.input.predictions:
-        w = paths.parse(paths.PREDICTIONS_GROUP, path)
-        files.setdefault((w["model"], w["corruption"]), []).append(path)
-    clean = {paths.parse(paths.PREDICTIONS_CLEAN, f)["model"]: f for f in snakemake.input.clean}
+    files = paths.group(paths.PREDICTIONS_GROUP, snakemake.input.predictions, "model", "corruption")
+    clean = paths.index(paths.PREDICTIONS_CLEAN, snakemake.input.clean, "model")
     common = {"settings": p.settings, "seed": p.seed, "dataset_label_space": p.dataset_label_space}
     if p.analysis == restricted.UNSEEN_ONLY:
         analysis = restricted.unseen_only

@@ -4,11 +4,8 @@ from vcrbench import zeroshot
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):
-    files: dict = {}
-    for path in snakemake.input.predictions:
-        w = paths.parse(paths.PREDICTIONS_GROUP, path)
-        files.setdefault((w["model"], w["corruption"]), []).append(path)
-    clean = {paths.parse(paths.PREDICTIONS_CLEAN, p)["model"]: p for p in snakemake.input.clean}
+    files = paths.group(paths.PREDICTIONS_GROUP, snakemake.input.predictions, "model", "corruption")
+    clean = paths.index(paths.PREDICTIONS_CLEAN, snakemake.input.clean, "model")
     zeroshot.write_zero_shot_tables(
         files,
         clean,

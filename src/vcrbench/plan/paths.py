@@ -9,6 +9,7 @@ plain paths.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from vcrbench.vocab import ESTIMATE_TABLES
@@ -173,6 +174,23 @@ def fill(template: str, **wildcards) -> str:
     if missing:
         raise KeyError(f"{template}: no value for wildcard(s) {missing}")
     return template.format(**{k: v for k, v in wildcards.items() if k in names})
+
+
+def group(template: str, files: Iterable[str | Path], *keys: str) -> dict:
+    """``files`` (paths under ``template``, e.g. an aggregating job's inputs) grouped by the value of
+    wildcard ``keys[0]``, or by the tuple of the values of several ``keys``: ``{value: [files]}``,
+    groups and files in input order."""
+    grouped: dict = {}
+    for path in files:
+        found = parse(template, path)
+        key = found[keys[0]] if len(keys) == 1 else tuple(found[k] for k in keys)
+        grouped.setdefault(key, []).append(path)
+    return grouped
+
+
+def index(template: str, files: Iterable[str | Path], key: str) -> dict:
+    """``{value of wildcard key: file}`` for ``files`` that hold one file per value."""
+    return {parse(template, path)[key]: path for path in files}
 
 
 def parse(template: str, path: str | Path) -> dict[str, str]:

@@ -22,6 +22,7 @@ Parquet index. Every corruption, every Δv and every model sees exactly these pi
 from __future__ import annotations
 
 import csv
+import functools
 import importlib.resources
 import importlib.util
 import logging
@@ -365,15 +366,6 @@ def prepare_clean_set(
     if len(dataset) == 0:
         raise DatasetError("the dataset holds no images")
 
-    def work(path: str):
-        try:
-            img = load_image(path, exif_transpose)
-        except DatasetError:
-            if on_error == "raise":
-                raise
-            return None, None
-        return resize_center_crop(img, resize, crop), img.shape[:2]
-
     n = len(dataset)
     images = np.lib.format.open_memmap(
         io.temporary_sibling(images_path, ".npy"),
@@ -383,27 +375,10 @@ def prepare_clean_set(
     )
     tmp_images = Path(images.filename)
     try:
-        kept, skipped, rows = 0, [], []
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            results = pool.map(work, dataset["path"].tolist())
-            for rec, (img, shape) in tqdm(
-                zip(dataset.itertuples(index=False), results, strict=True),
-                total=n,
-                desc="clean set",
-                unit="img",
-                mininterval=2.0,
-            ):
-                if img is None:
-                    log.warning("skipping unreadable image %s", rec.path)
-                    skipped.append(rec.path)
-                    continue
-                if min(shape) < resize:
-                    log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
-                images[kept] = img
-                rows.append(
-                    (kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize)
-                )
-                kept += 1
+        decode = functools.partial(
+            _decode, resize=resize, crop=crop, on_error=on_error, exif_transpose=exif_transpose
+        )
+        kept, skipped, rows = _decode_into(images, dataset, decode, threads, resize)
         images.flush()
         del images
         if kept == 0:
@@ -423,6 +398,43 @@ def prepare_clean_set(
         tmp_images.unlink(missing_ok=True)
         raise
     return index
+
+
+def _decode(path: str, *, resize: int, crop: int, on_error: str, exif_transpose: bool):
+    """``(the resized, cropped image, its original (height, width))`` of one file;
+    ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
+    try:
+        img = load_image(path, exif_transpose)
+    except DatasetError:
+        if on_error == "raise":
+            raise
+        return None, None
+    return resize_center_crop(img, resize, crop), img.shape[:2]
+
+
+def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int, resize: int):
+    """Decode ``dataset``'s images (``threads`` at a time) into the rows of ``images`` in order,
+    readable ones only. Returns ``(how many were kept, the skipped paths, the index rows)``."""
+    kept, skipped, rows = 0, [], []
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        results = pool.map(decode, dataset["path"].tolist())
+        for rec, (img, shape) in tqdm(
+            zip(dataset.itertuples(index=False), results, strict=True),
+            total=len(dataset),
+            desc="clean set",
+            unit="img",
+            mininterval=2.0,
+        ):
+            if img is None:
+                log.warning("skipping unreadable image %s", rec.path)
+                skipped.append(rec.path)
+                continue
+            if min(shape) < resize:
+                log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
+            images[kept] = img
+            rows.append((kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize))
+            kept += 1
+    return kept, skipped, rows
 
 
 def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 1024) -> None:

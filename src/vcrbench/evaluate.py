@@ -195,15 +195,7 @@ def evaluate(
         if obs is None:
             log.info("%s: no %s decisions; label space skipped", model, space)
             continue
-        row: dict = {
-            "model": model,
-            "corruption": corruption,
-            "label_space": space,
-            "n_samples": len(preds),
-            "n_images": int(preds["image_id"].nunique()),
-            "n_labelled": len(obs["a"].dv) if "a" in obs else 0,
-            "clean_accuracy": float(np.mean(obs["a"].anchor)) if "a" in obs else np.nan,
-        }
+        row = _counts_row(model, corruption, space, preds, obs)
         for key, prop in PROPERTIES.items():
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
@@ -224,6 +216,19 @@ def evaluate(
         raise EvaluationError(f"{model} on {corruption}: no label space could be evaluated")
     meta = {"model": model, "corruption": corruption, "settings": dict(settings), "seed": seed}
     return _write(Path(out_dir), estimates, metric_rows, replicate_frames, meta)
+
+
+def _counts_row(model: str, corruption: str, space: str, preds: pd.DataFrame, obs) -> dict:
+    """The head of a label space's metrics row: what was evaluated, on how many samples."""
+    return {
+        "model": model,
+        "corruption": corruption,
+        "label_space": space,
+        "n_samples": len(preds),
+        "n_images": int(preds["image_id"].nunique()),
+        "n_labelled": len(obs["a"].dv) if "a" in obs else 0,
+        "clean_accuracy": float(np.mean(obs["a"].anchor)) if "a" in obs else np.nan,
+    }
 
 
 class _Setup(NamedTuple):
@@ -326,9 +331,7 @@ def _zero_shot(preds, clean, split, row, estimates, model, corruption, space, se
     return frames
 
 
-def human_range(
-    human: HumanEstimate, prop: str, metric_range: str
-) -> tuple[float, float] | None:
+def human_range(human: HumanEstimate, prop: str, metric_range: str) -> tuple[float, float] | None:
     """The Δv range HMRI/MRSI integrate over: the reference's support for ``"support"``
     (references written before supports existed: [0, 1]), None (all of [0, 1]) for ``"full"``."""
     if metric_range not in METRIC_RANGES:

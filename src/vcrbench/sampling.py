@@ -306,6 +306,9 @@ def _dv_uniform(
     vif_variant: str,
     options: Mapping,
 ):
+    """dv-uniform parameters of the samples of ``frame``, their target Δv and the pilot's
+    summary: the four steps of the module docstring, each sample's path position t coming from a
+    pilot round (steps 1-3, measured) or from the maps (step 4)."""
     n = len(frame)
     name = corruption.name
     bins, denominator = int(options["bins"]), int(options["denominator"])
@@ -313,90 +316,21 @@ def _dv_uniform(
     min_count = scaled_min_count(n) if min_count is None else int(min_count)
     pilot_first = min(n, max(1, math.ceil(options["pilot_fraction"] * n)))
     pilot_max = min(n, max(pilot_first, math.floor(options["max_pilot_fraction"] * n)))
-    min_points = int(options["min_points_per_image"])
 
     gen_side = rng(seed, "manifest", name, "sides")
     sides = {p: gen_side.random(n) for p in corruption.param_names}
     gen_t = rng(seed, "manifest", name, "pilot")
     gen_target = rng(seed, "manifest", name, "targets")
+    draw = _DvUniformDraw(corruption, clean_set, frame, sides, vif_variant, options)
 
-    t = np.full(n, np.nan)
-    target = np.full(n, np.nan)
-    dv = np.full(n, np.nan)
-    images = frame["image_id"].to_numpy().astype(str)
-    seeds = frame["seed"].to_numpy()
-
-    def measure(lo: int, hi: int) -> None:
-        sel = slice(lo, hi)
-        params = corruption.path(t[sel], {k: v[sel] for k, v in sides.items()})
-        dv[sel] = _measure(
-            corruption,
-            clean_set,
-            images[sel],
-            params,
-            seeds[sel],
-            vif_variant,
-            options["device"],
-            int(options["batch_size"]),
-        )
-
-    def maps(upto: int):
-        return fit_maps(images[:upto], t[:upto], dv[:upto], min_points)
-
-    def aim(lo: int, hi: int, values: np.ndarray, pooled, per_image) -> None:
-        """Samples lo..hi−1 aim at Δv ``values`` (fractions of their image's reachable range
-        where ``values`` is None)."""
-        for k, i in enumerate(range(lo, hi)):
-            m = per_image.get(images[i], pooled)
-            target[i] = values[k]
-            t[i] = float(m.inverse(values[k]))
-
-    # 1. pilot, first round: t stratified along the path, both ends included.
-    first = pilot_first if pilot_first < 6 else math.ceil(0.4 * pilot_first)
-    t[:first] = _stratified(first, gen_t)
-    if first >= 2:
-        t[int(np.argmin(t[:first]))], t[int(np.argmax(t[:first]))] = 0.0, 1.0
-    measure(0, first)
-    used, rounds = first, 0
-
-    # 2. refinement rounds: Δv stratified over what each image's map reaches, through the map
-    # fitted so far; each round resolves the map where the previous one was coarse.
-    while used < pilot_first:
-        k = min(pilot_first - used, max(1, math.ceil(0.3 * pilot_first)))
-        pooled, per_image = maps(used)
-        u = _stratified(k, gen_target)
-        values = _across_reach(images[used : used + k], u, pooled, per_image)
-        aim(used, used + k, values, pooled, per_image)
-        measure(used, used + k)
-        used, rounds = used + k, rounds + 1
-
-    # 3. rounds aimed at the counted bins still short of min_count.
-    edges = np.arange(bins + 1) / (bins - 1)
-    while used < pilot_max and rounds < int(options["max_rounds"]):
-        pooled, per_image = maps(used)
-        counts, short = _short_bins(dv[:used], bins, denominator, min_count, edges)
-        if not short:
-            break
-        # Ask for a little more than missing: some targets land in a neighbouring bin.
-        wanted = np.concatenate(
-            [np.full(math.ceil(1.5 * (min_count - counts[j])), j) for j in short]
-        )
-        wanted = list(gen_target.permutation(wanted))
-        # At most half of the remaining budget per round: later rounds use better maps.
-        k = min(len(wanted), max(len(short), (pilot_max - used) // 2), pilot_max - used)
-        values = _into_bins(images[used : used + k], wanted, edges, pooled, per_image, gen_target)
-        aim(used, used + k, values, pooled, per_image)
-        measure(used, used + k)
-        used, rounds = used + k, rounds + 1
-
-    # 4. the main sample, from the maps (not measured).
-    pooled, per_image = maps(used)
-    rest = n - used
-    if rest:
-        u = _stratified(rest, gen_target)
-        aim(used, n, _across_reach(images[used:n], u, pooled, per_image), pooled, per_image)
-    counts = counts_per_bin(dv[:used], bins)[:denominator]
-    info = _pilot_info(dv[:used], first, rounds, min_count, counts, len(per_image))
+    first = draw.first_round(pilot_first, gen_t)
+    used, rounds = draw.refine(first, pilot_first, gen_target)
+    used, rounds = draw.fill_short_bins(
+        used, rounds, pilot_max, bins, denominator, min_count, gen_target
+    )
+    per_image = draw.aim_rest(used, gen_target)
+    counts = counts_per_bin(draw.dv[:used], bins)[:denominator]
+    info = _pilot_info(draw.dv[:used], first, rounds, min_count, counts, len(per_image))
     log.info(
         "%s: dv-uniform pilot of %d samples in %d rounds after the first; bins short after the "
         "pilot: %s",
@@ -405,7 +339,113 @@ def _dv_uniform(
         rounds,
         info["pilot_short_bins"],
     )
-    return corruption.path(t, sides), target, info
+    return corruption.path(draw.t, sides), draw.target, info
+
+
+class _DvUniformDraw:
+    """One dv-uniform draw under way: each sample's path position ``t``, its target Δv
+    (``target``) and its measured Δv (``dv``), NaN until set, and the steps that set them."""
+
+    def __init__(self, corruption, clean_set, frame, sides, vif_variant, options):
+        n = len(frame)
+        self.corruption, self.clean_set, self.sides = corruption, clean_set, sides
+        self.vif_variant, self.options = vif_variant, options
+        self.min_points = int(options["min_points_per_image"])
+        self.t = np.full(n, np.nan)
+        self.target = np.full(n, np.nan)
+        self.dv = np.full(n, np.nan)
+        self.images = frame["image_id"].to_numpy().astype(str)
+        self.seeds = frame["seed"].to_numpy()
+
+    def measure(self, lo: int, hi: int) -> None:
+        """Measure the Δv of samples lo..hi−1 at their t."""
+        sel = slice(lo, hi)
+        params = self.corruption.path(self.t[sel], {k: v[sel] for k, v in self.sides.items()})
+        self.dv[sel] = _measure(
+            self.corruption,
+            self.clean_set,
+            self.images[sel],
+            params,
+            self.seeds[sel],
+            self.vif_variant,
+            self.options["device"],
+            int(self.options["batch_size"]),
+        )
+
+    def maps(self, upto: int):
+        """The pooled and per-image maps of the first ``upto`` (measured) samples."""
+        return fit_maps(self.images[:upto], self.t[:upto], self.dv[:upto], self.min_points)
+
+    def aim(self, lo: int, hi: int, values: np.ndarray, pooled, per_image) -> None:
+        """Samples lo..hi−1 aim at Δv ``values`` (fractions of their image's reachable range
+        where ``values`` is None)."""
+        for k, i in enumerate(range(lo, hi)):
+            m = per_image.get(self.images[i], pooled)
+            self.target[i] = values[k]
+            self.t[i] = float(m.inverse(values[k]))
+
+    def first_round(self, pilot_first: int, gen_t: np.random.Generator) -> int:
+        """1. pilot, first round: t stratified along the path, both ends included; returns its
+        size."""
+        t = self.t
+        first = pilot_first if pilot_first < 6 else math.ceil(0.4 * pilot_first)
+        t[:first] = _stratified(first, gen_t)
+        if first >= 2:
+            t[int(np.argmin(t[:first]))], t[int(np.argmax(t[:first]))] = 0.0, 1.0
+        self.measure(0, first)
+        return first
+
+    def refine(self, used: int, pilot_first: int, gen_target: np.random.Generator):
+        """2. refinement rounds: Δv stratified over what each image's map reaches, through the
+        map fitted so far; each round resolves the map where the previous one was coarse.
+        Returns ``(samples used, rounds)``."""
+        rounds = 0
+        while used < pilot_first:
+            k = min(pilot_first - used, max(1, math.ceil(0.3 * pilot_first)))
+            pooled, per_image = self.maps(used)
+            u = _stratified(k, gen_target)
+            values = _across_reach(self.images[used : used + k], u, pooled, per_image)
+            self.aim(used, used + k, values, pooled, per_image)
+            self.measure(used, used + k)
+            used, rounds = used + k, rounds + 1
+        return used, rounds
+
+    def fill_short_bins(
+        self, used, rounds, pilot_max, bins, denominator, min_count, gen_target
+    ) -> tuple[int, int]:
+        """3. rounds aimed at the counted bins still short of min_count, while the pilot budget
+        ``pilot_max`` and ``max_rounds`` last. Returns ``(samples used, rounds)``."""
+        edges = np.arange(bins + 1) / (bins - 1)
+        while used < pilot_max and rounds < int(self.options["max_rounds"]):
+            pooled, per_image = self.maps(used)
+            counts, short = _short_bins(self.dv[:used], bins, denominator, min_count, edges)
+            if not short:
+                break
+            # Ask for a little more than missing: some targets land in a neighbouring bin.
+            wanted = np.concatenate(
+                [np.full(math.ceil(1.5 * (min_count - counts[j])), j) for j in short]
+            )
+            wanted = list(gen_target.permutation(wanted))
+            # At most half of the remaining budget per round: later rounds use better maps.
+            k = min(len(wanted), max(len(short), (pilot_max - used) // 2), pilot_max - used)
+            images = self.images[used : used + k]
+            values = _into_bins(images, wanted, edges, pooled, per_image, gen_target)
+            self.aim(used, used + k, values, pooled, per_image)
+            self.measure(used, used + k)
+            used, rounds = used + k, rounds + 1
+        return used, rounds
+
+    def aim_rest(self, used: int, gen_target: np.random.Generator) -> dict:
+        """4. the main sample, from the maps of the pilot (not measured); returns the per-image
+        maps."""
+        n = len(self.t)
+        pooled, per_image = self.maps(used)
+        rest = n - used
+        if rest:
+            u = _stratified(rest, gen_target)
+            values = _across_reach(self.images[used:n], u, pooled, per_image)
+            self.aim(used, n, values, pooled, per_image)
+        return per_image
 
 
 def _short_bins(dv: np.ndarray, bins: int, denominator: int, min_count: int, edges):

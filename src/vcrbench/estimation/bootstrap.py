@@ -99,21 +99,8 @@ def replicate_curves(
     out = np.empty((n_boot, len(basis.grid)), dtype=np.float32)
     anchor_out = None if anchor_data is None else anchor_data[0]
     anchor_labels = None if anchor_data is None else anchor_data[1]
-    # Groups of samples and of clean outcomes are resampled jointly (one draw of participants).
     n = len(y)
-    sample_codes = anchor_codes = None
-    n_units = n
-    if groups is not None:
-        labels = pd.Series(groups).reset_index(drop=True)
-        if anchor_labels is not None:
-            codes, uniques = pd.factorize(pd.concat([labels, anchor_labels]), sort=True)
-            sample_codes, anchor_codes = codes[:n], codes[n:]
-        else:
-            codes, uniques = pd.factorize(labels, sort=True)
-            sample_codes = codes
-        n_units = len(uniques)
-    elif anchor_labels is not None:
-        anchor_codes = pd.factorize(anchor_labels, sort=True)[0]
+    sample_codes, anchor_codes, n_units = _unit_codes(groups, anchor_labels, n)
     for b in tqdm(range(n_boot), desc="bootstrap", disable=progress is not True, leave=False):
         if sample_codes is not None:
             unit_mult = _multiplicities(n_units, rng)
@@ -125,18 +112,9 @@ def replicate_curves(
             w = w * weights
         a0 = anchor0
         if anchor_out is not None:
-            if anchor_codes is not None and unit_mult is not None:
-                aw = unit_mult[anchor_codes]
-            elif anchor_codes is not None:
-                aw = _multiplicities(int(anchor_codes.max()) + 1, rng)[anchor_codes]
-            else:
-                aw = _multiplicities(len(anchor_out), rng)
-            if anchor_weights is not None:
-                aw = aw * anchor_weights
-            # A draw with no clean outcome at all keeps the point anchor.
-            a0 = float(aw @ anchor_out / aw.sum()) if aw.sum() > 0 else anchor0
-            if anchor1 is not None:
-                a0 = max(a0, anchor1)
+            a0 = _replicate_anchor(
+                anchor0, anchor_out, anchor_codes, unit_mult, anchor_weights, anchor1, rng
+            )
         lam_b = lam
         count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
         count = np.where(used, count, 0.0)
@@ -152,6 +130,44 @@ def replicate_curves(
         coef = _fit_bins(basis, x, count, corr, lam_b, a0, anchor1, spline=spline)
         out[b] = _curve_values(basis, coef)
     return out
+
+
+def _unit_codes(groups, anchor_labels, n: int):
+    """``(unit of each sample or None, unit of each clean outcome or None, number of units)``:
+    groups of samples and of clean outcomes are coded together, so that they are resampled
+    jointly (one draw of participants); without groups every sample is a unit."""
+    sample_codes = anchor_codes = None
+    n_units = n
+    if groups is not None:
+        labels = pd.Series(groups).reset_index(drop=True)
+        if anchor_labels is not None:
+            codes, uniques = pd.factorize(pd.concat([labels, anchor_labels]), sort=True)
+            sample_codes, anchor_codes = codes[:n], codes[n:]
+        else:
+            codes, uniques = pd.factorize(labels, sort=True)
+            sample_codes = codes
+        n_units = len(uniques)
+    elif anchor_labels is not None:
+        anchor_codes = pd.factorize(anchor_labels, sort=True)[0]
+    return sample_codes, anchor_codes, n_units
+
+
+def _replicate_anchor(anchor0, anchor_out, anchor_codes, unit_mult, anchor_weights, anchor1, rng):
+    """s(0) of one replicate: the (weighted) mean of the resampled clean outcomes, drawn with
+    the samples' units where they share them, else on their own."""
+    if anchor_codes is not None and unit_mult is not None:
+        aw = unit_mult[anchor_codes]
+    elif anchor_codes is not None:
+        aw = _multiplicities(int(anchor_codes.max()) + 1, rng)[anchor_codes]
+    else:
+        aw = _multiplicities(len(anchor_out), rng)
+    if anchor_weights is not None:
+        aw = aw * anchor_weights
+    # A draw with no clean outcome at all keeps the point anchor.
+    a0 = float(aw @ anchor_out / aw.sum()) if aw.sum() > 0 else anchor0
+    if anchor1 is not None:
+        a0 = max(a0, anchor1)
+    return a0
 
 
 def _replicate_lambda(

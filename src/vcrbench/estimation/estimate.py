@@ -280,56 +280,33 @@ def estimate(
     """
     check_spline(spline)
     samples = check_samples(dv, correct, groups)
-    dv, y = samples.dv, samples.y
     weights = sample_weights(weights, correct)
     a0, anchor_data, anchor_weights, anchor1 = _anchors(
         anchor0, anchor_groups, anchor_weights, anchor1
     )
     _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, grid_size)
     cv_rng, boot_rng = np.random.Generator(np.random.PCG64(seed)).spawn(2)
+    # What the point curve and every bootstrap replicate are fitted with alike.
+    shared = {"n_bins": n_bins, "anchor1": anchor1, "grid_size": grid_size, "spline": spline}
     curve = fit_curve(
-        dv,
-        y,
-        a0,
-        n_bins=n_bins,
-        min_count=min_count,
-        lam=lam,
-        anchor1=anchor1,
-        n_folds=n_folds,
-        seed=cv_rng,
-        groups=samples.groups,
-        grid_size=grid_size,
-        weights=weights,
-        spline=spline,
-    )
-    table = curve.bins
+        samples.dv, samples.y, a0, min_count=min_count, lam=lam, n_folds=n_folds, seed=cv_rng,
+        groups=samples.groups, weights=weights, **shared,
+    )  # fmt: skip
+    # Replicates re-choose the penalty only where the point curve chose it and they are asked to.
+    replicate_folds = n_folds if lam is None and bootstrap_penalty == "reselect" else None
     reps = replicate_curves(
-        bin_index(dv, n_bins),
-        dv,
-        y,
-        a0,
-        anchor_data,
-        samples.groups,
-        n_bins=n_bins,
-        used=table["used"].to_numpy(),
-        lam=curve.lam,
-        anchor1=anchor1,
-        n_boot=int(n_boot),
-        rng=boot_rng,
-        grid_size=grid_size,
-        progress=progress,
-        n_folds=n_folds if lam is None and bootstrap_penalty == "reselect" else None,
-        weights=weights,
-        anchor_weights=anchor_weights,
-        spline=spline,
-    )
-    n_units = samples.n_groups if samples.n_groups is not None else len(y)
+        bin_index(samples.dv, n_bins), samples.dv, samples.y, a0, anchor_data, samples.groups,
+        used=curve.bins["used"].to_numpy(), lam=curve.lam, n_boot=int(n_boot), rng=boot_rng,
+        progress=progress, n_folds=replicate_folds, weights=weights,
+        anchor_weights=anchor_weights, **shared,
+    )  # fmt: skip
+    n_units = samples.n_groups if samples.n_groups is not None else len(samples.y)
     reps, lo, hi, area_lo, area_hi = summarise_replicates(
         reps, curve.values, curve.grid, n_units=n_units, level=level, weighting=weighting,
         small_sample=small_sample,
     )  # fmt: skip
     return Estimate(
-        bins=table,
+        bins=curve.bins,
         grid=curve.grid,
         values=curve.values,
         lo=lo,
@@ -344,7 +321,7 @@ def estimate(
         lam=curve.lam,
         min_count=int(min_count),
         weighting=weighting_name(weighting),
-        n=len(y),
+        n=len(samples.y),
         n_missing=samples.n_missing,
         n_groups=samples.n_groups,
         seed=int(seed),

@@ -370,47 +370,29 @@ def fit_curve(
     """
     check_spline(spline)
     samples = check_samples(dv, correct, groups)
-    anchor0 = check_anchor(anchor0, "anchor0")
-    anchor1 = None if anchor1 is None else check_anchor(anchor1, "anchor1")
-    if anchor1 is not None and anchor1 > anchor0:
-        raise ValueError(
-            f"anchor1 ({anchor1}) exceeds anchor0 ({anchor0}): the curve is non-increasing"
-        )
+    anchor0, anchor1 = _checked_anchors(anchor0, anchor1)
     rng = (
         seed
         if isinstance(seed, np.random.Generator)
         else np.random.Generator(np.random.PCG64(seed))
     )
-    dv, y, group_codes = samples.dv, samples.y, samples.group_codes
+    dv, y = samples.dv, samples.y
     weights = sample_weights(weights, correct)
     idx = bin_index(dv, n_bins)
     basis = _basis(n_bins - 1, grid_size, SPLINES[spline])
     count, corr, sum_dv = bin_sums(idx, dv, y, weights, n_bins)
-    table = bins_frame(count, corr, sum_dv, n_bins, min_count)
+    table = _bins_with_data(count, corr, sum_dv, n_bins, min_count, len(y))
     used = table["used"].to_numpy()
-    if not used.any():
-        raise ValueError(
-            f"no Δv bin holds at least min_count={min_count} samples (largest bin: "
-            f"{int(count.max())} of {len(y)} samples); lower estimation.min_count or add samples"
-        )
     cv_scores = None
     used_count = np.where(used, count, 0.0)
     x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
     if lam is None and spline == "quantile":
         lam, cv_scores = _select_lambda_sic(basis, x, used_count, corr, anchor0, anchor1)
     elif lam is None:
-        n_units = len(y) if group_codes is None else int(group_codes.max()) + 1
-        k = min(int(n_folds), n_units)
-        if k >= 2:
-            unit_fold = _folds(n_units, k, rng)
-            fold = unit_fold if group_codes is None else unit_fold[group_codes]
-            lam, cv_scores = _select_lambda(
-                basis, idx, dv, y, fold, used, anchor0, anchor1, LAMBDA_GRID, n_bins, weights
-            )
-        else:
-            # Too few units to cross-validate: take the smoothest candidate, which bridges the
-            # anchor and the data with a near-straight monotone line.
-            lam = LAMBDA_GRID[-1]
+        lam, cv_scores = _cross_validated_lambda(
+            basis, idx, dv, y, samples.group_codes, used, anchor0, anchor1, n_bins, n_folds, rng,
+            weights,
+        )  # fmt: skip
     lam = float(lam)
     if not (lam > 0 and math.isfinite(lam)):
         raise ValueError(f"lam (smoothing penalty) must be positive and finite, got {lam!r}")
@@ -427,6 +409,47 @@ def fit_curve(
         cv_scores=cv_scores,
         bins=table,
         spline=spline,
+    )
+
+
+def _checked_anchors(anchor0, anchor1) -> tuple[float, float | None]:
+    """``(s(0), s(1) or None)``, each checked, s(1) no higher than s(0)."""
+    anchor0 = check_anchor(anchor0, "anchor0")
+    anchor1 = None if anchor1 is None else check_anchor(anchor1, "anchor1")
+    if anchor1 is not None and anchor1 > anchor0:
+        raise ValueError(
+            f"anchor1 ({anchor1}) exceeds anchor0 ({anchor0}): the curve is non-increasing"
+        )
+    return anchor0, anchor1
+
+
+def _bins_with_data(count, corr, sum_dv, n_bins: int, min_count: int, n_samples: int):
+    """The bins table (:func:`bins_frame`); an error where no bin holds ``min_count`` samples."""
+    table = bins_frame(count, corr, sum_dv, n_bins, min_count)
+    if not table["used"].to_numpy().any():
+        raise ValueError(
+            f"no Δv bin holds at least min_count={min_count} samples (largest bin: "
+            f"{int(count.max())} of {n_samples} samples); lower estimation.min_count or add samples"
+        )
+    return table
+
+
+def _cross_validated_lambda(
+    basis, idx, dv, y, group_codes, used, anchor0, anchor1, n_bins, n_folds, rng, weights
+) -> tuple[float, np.ndarray | None]:
+    """The P-spline's penalty by ``n_folds``-fold CV (:func:`_select_lambda`) over folds of
+    samples or of whole groups, and its scores; with fewer than 2 units, the smoothest candidate
+    (scores None)."""
+    n_units = len(y) if group_codes is None else int(group_codes.max()) + 1
+    k = min(int(n_folds), n_units)
+    if k < 2:
+        # Too few units to cross-validate: take the smoothest candidate, which bridges the
+        # anchor and the data with a near-straight monotone line.
+        return LAMBDA_GRID[-1], None
+    unit_fold = _folds(n_units, k, rng)
+    fold = unit_fold if group_codes is None else unit_fold[group_codes]
+    return _select_lambda(
+        basis, idx, dv, y, fold, used, anchor0, anchor1, LAMBDA_GRID, n_bins, weights
     )
 
 

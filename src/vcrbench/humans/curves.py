@@ -207,7 +207,11 @@ def _estimate_one(
     kwargs = estimation.estimate_kwargs(settings)
     n_boot = int(kwargs.pop("n_boot"))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
-    common = {k: kwargs[k] for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline") if k in kwargs}
+    common = {
+        k: kwargs[k]
+        for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline")
+        if k in kwargs
+    }
     if kwargs.get("lam") is None and kwargs["bootstrap_penalty"] == "reselect":
         common["n_folds"] = kwargs["n_folds"]
     group_labels = trials[groups].to_numpy() if groups else None
@@ -316,23 +320,28 @@ def human_estimates(
             **common,
         )  # fmt: skip
         anchor_how = how
-        support["accuracy"] = dv_support(
-            trials, conditions, from_zero=at_zero
-        )
+        support["accuracy"] = dv_support(trials, conditions, from_zero=at_zero)
     if "consistency" in properties:
-        cons, has = trial_schema.consistent(trials)
-        at_zero = has & (trials["dv"].to_numpy(np.float64) == 0.0)
-        if has.any() and not at_zero.any():
-            skipped["consistency"] = NO_CLEAN_CONSISTENCY
-            log.warning("%s: no human s_p: %s", name, NO_CLEAN_CONSISTENCY)
-        elif has.any():
-            sub = trials[has & ~at_zero].reset_index(drop=True)
-            anchor_groups = trials.loc[at_zero, "participant"].to_numpy()
-            out["consistency"] = _estimate_one(
-                sub, cons[has & ~at_zero].astype(np.float64), cons[at_zero].astype(np.float64),
-                anchor_groups, seed=seeding.derive_seed(seed, "humans", name, "consistency"),
-                desc=f"{name} consistency", **common,
-            )  # fmt: skip
-            # Consistency compares with the recorded clean answer: data at Δv = 0.
-            support["consistency"] = dv_support(sub, conditions, from_zero=True)
+        _consistency(trials, seed, name, common, out, support, skipped)
     return HumanEstimate(curves=out, anchor=anchor_how, support=support, skipped=skipped)
+
+
+def _consistency(trials, seed, name, common, out, support, skipped) -> None:
+    """The human consistency curve s_p into ``out`` and its support into ``support``, where
+    trials hold clean answers: anchored at the humans' own consistency on the clean image shown
+    again, or, with no such trial, left out with its reason in ``skipped``."""
+    cons, has = trial_schema.consistent(trials)
+    at_zero = has & (trials["dv"].to_numpy(np.float64) == 0.0)
+    if has.any() and not at_zero.any():
+        skipped["consistency"] = NO_CLEAN_CONSISTENCY
+        log.warning("%s: no human s_p: %s", name, NO_CLEAN_CONSISTENCY)
+    elif has.any():
+        sub = trials[has & ~at_zero].reset_index(drop=True)
+        anchor_groups = trials.loc[at_zero, "participant"].to_numpy()
+        out["consistency"] = _estimate_one(
+            sub, cons[has & ~at_zero].astype(np.float64), cons[at_zero].astype(np.float64),
+            anchor_groups, seed=seeding.derive_seed(seed, "humans", name, "consistency"),
+            desc=f"{name} consistency", **common,
+        )  # fmt: skip
+        # Consistency compares with the recorded clean answer: data at Δv = 0.
+        support["consistency"] = dv_support(sub, common["conditions"], from_zero=True)

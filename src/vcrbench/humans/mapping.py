@@ -216,15 +216,7 @@ def condition_dv(
     ids = sample_image_ids(clean_set.image_ids, n_images, seed)
     rows = []
     records = conds.to_dict("records")
-    # "zero-condition": each corruption's least-manipulated condition (w = 0, σ = 0 for Geirhos)
-    least = {}
-    keys = np.column_stack([identity_distance(conds, c) for c in pcols]) if pcols else None
-
-    def order(i: int) -> list:
-        return [] if keys is None else [k for k in keys[i] if pd.notna(k)]
-
-    for i in sorted(range(len(records)), key=order):
-        least.setdefault(records[i]["corruption"], _params(records[i], pcols))
+    least = _least_manipulated(conds, records, pcols)
     with tqdm(
         total=len(records) * len(ids) * draws,
         desc="human conditions: Δv",
@@ -235,36 +227,73 @@ def condition_dv(
             batch_ids = ids[start : start + batch_size]
             clean = clean_set.images(batch_ids)
             for rec in records:
-                params = _params(rec, pcols)
                 options = (corruptions_config or {}).get(rec["corruption"])
                 style = (rec["corruption"], options, lowpass_sigma_scale, jpeg_quality)
                 for d in range(draws):
-                    seeds = [
-                        seeding.derive_seed(
-                            seed, "humans", rec["corruption"], rec["condition"], i, d
-                        )
-                        for i in batch_ids
-                    ]
-                    shown = _stimuli(clean, params, seeds, *style)
-                    if reference == "original":
-                        ref = clean
-                    else:
-                        ref = _stimuli(clean, least[rec["corruption"]], seeds, *style)
-                    vif, dv = measure.visual_change(ref, shown, vif_variant)
-                    for i, image_id in enumerate(batch_ids):
-                        rows.append(
-                            {
-                                "corruption": rec["corruption"],
-                                "condition": rec["condition"],
-                                **{c: rec[c] for c in pcols},
-                                "image_id": image_id,
-                                "draw": d,
-                                "seed": seeds[i],
-                                "vif": float(vif[i]),
-                                "dv": float(dv[i]),
-                            }
-                        )
+                    rows += _draw_rows(
+                        rec, pcols, d, batch_ids, clean, least[rec["corruption"]], style,
+                        seed=seed, reference=reference, vif_variant=vif_variant,
+                    )  # fmt: skip
                     bar.update(len(batch_ids))
+    out = _condition_table(rows)
+    out.attrs = {
+        "vif_variant": vif_variant,
+        "seed": seed,
+        "reference": reference,
+        "n_images": len(ids),
+        "draws": draws,
+        "lowpass_sigma_scale": lowpass_sigma_scale,
+        "jpeg_quality": jpeg_quality,
+    }
+    return out
+
+
+def _least_manipulated(conds: pd.DataFrame, records: list[dict], pcols: list[str]) -> dict:
+    """The "zero-condition" reference: each corruption's least-manipulated condition's
+    parameters (w = 0, σ = 0 for Geirhos)."""
+    least = {}
+    keys = np.column_stack([identity_distance(conds, c) for c in pcols]) if pcols else None
+
+    def order(i: int) -> list:
+        return [] if keys is None else [k for k in keys[i] if pd.notna(k)]
+
+    for i in sorted(range(len(records)), key=order):
+        least.setdefault(records[i]["corruption"], _params(records[i], pcols))
+    return least
+
+
+def _draw_rows(rec, pcols, d, batch_ids, clean, least, style, *, seed, reference, vif_variant):
+    """The rows of draw ``d`` of condition ``rec`` on the clean images ``clean`` (of
+    ``batch_ids``): each image manipulated with its own seed and its Δv from the reference
+    (the clean image, or the same draw of the ``least`` manipulated condition)."""
+    seeds = [
+        seeding.derive_seed(seed, "humans", rec["corruption"], rec["condition"], i, d)
+        for i in batch_ids
+    ]
+    shown = _stimuli(clean, _params(rec, pcols), seeds, *style)
+    if reference == "original":
+        ref = clean
+    else:
+        ref = _stimuli(clean, least, seeds, *style)
+    vif, dv = measure.visual_change(ref, shown, vif_variant)
+    return [
+        {
+            "corruption": rec["corruption"],
+            "condition": rec["condition"],
+            **{c: rec[c] for c in pcols},
+            "image_id": image_id,
+            "draw": d,
+            "seed": seeds[i],
+            "vif": float(vif[i]),
+            "dv": float(dv[i]),
+        }
+        for i, image_id in enumerate(batch_ids)
+    ]
+
+
+def _condition_table(rows: list[dict]) -> pd.DataFrame:
+    """The rows as a table sorted by condition, image and draw; an error naming the first
+    condition whose Δv is NaN."""
     out = pd.DataFrame(rows)
     if out["dv"].isna().any():
         bad = out[out["dv"].isna()].iloc[0]
@@ -276,15 +305,6 @@ def condition_dv(
     out = out.reset_index(drop=True)
     out["draw"] = out["draw"].astype("int64")
     out["seed"] = out["seed"].astype("int64")
-    out.attrs = {
-        "vif_variant": vif_variant,
-        "seed": seed,
-        "reference": reference,
-        "n_images": len(ids),
-        "draws": draws,
-        "lowpass_sigma_scale": lowpass_sigma_scale,
-        "jpeg_quality": jpeg_quality,
-    }
     return out
 
 

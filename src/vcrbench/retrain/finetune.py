@@ -110,12 +110,7 @@ def finetune(
         model, precision = _prepare_model(
             base, derived, images, labels, settings, device, precision, label_space, checkpoint_dir
         )
-        optimizer = torch.optim.SGD(
-            model.net.parameters(),
-            lr=settings.lr,
-            momentum=settings.momentum,
-            weight_decay=settings.weight_decay,
-        )
+        optimizer = _optimizer(model, settings)
         scaler = torch.amp.GradScaler(device.type) if precision == "fp16" else None
         key = fingerprint(base, settings, files_digest(train_paths))
         start, history = _resume(checkpoint_dir, key, settings, device, model, optimizer, scaler)
@@ -132,49 +127,83 @@ def finetune(
             settings,
         )
         for epoch in range(start + 1, settings.epochs + 1):
-            t0 = time.perf_counter()
-            row = train_epoch(
-                model,
-                optimizer,
-                images,
-                labels,
-                epoch,
-                settings,
-                precision=precision,
-                scaler=scaler,
-                progress=progress,
-                desc=f"epoch {epoch}/{settings.epochs}",
+            row = _epoch(
+                model, optimizer, scaler, images, labels, epoch, settings, precision, progress
             )
-            seconds = time.perf_counter() - t0
             history.append(row)
             _checkpoint(checkpoint_dir, epoch, key, model, optimizer, scaler, history)
             resume.prune(checkpoint_dir, keep_checkpoints)
-            log.info(
-                "epoch %d: loss %.4f, accuracy %.4f, %.1f s (%.1f img/s)",
-                epoch,
-                row["loss"],
-                row["accuracy"],
-                seconds,
-                row["n_images"] / max(seconds, 1e-9),
-            )
             if on_epoch_end is not None:
                 on_epoch_end(epoch, row)
-    provenance = {
+    provenance = _provenance(
+        base, name, settings, precision, key, len(images), train_paths, model, history
+    )
+    return _write_outputs(model, history, provenance, model_path, history_path, plot_path)
+
+
+def _provenance(base, name, settings, precision, key, n_images, train_paths, model, history):
+    """What the weights file records of its training: the base, the settings and precision, the
+    fingerprint of the training, its data and the preprocessing, and the history."""
+    return {
         "base": base.name,
         "base_entry": base.to_config(),
         "model": name,
         "settings": dataclasses.asdict(settings),
         "precision": precision,
         "fingerprint": key,
-        "training_images": int(len(images)),
+        "training_images": int(n_images),
         "training_shards": [str(p) for p in train_paths],
         "preprocessing": dataclasses.asdict(model.preprocessing),
         "history": history,
     }
+
+
+def _write_outputs(model, history, provenance, model_path, history_path, plot_path):
+    """Write the fine-tuned weights with their ``provenance``, the history (CSV) and its plot;
+    returns the history table."""
     table = pd.DataFrame(history, columns=["epoch", "n_images", "loss", "accuracy", "lr"])
     save_weights(model, model_path, provenance)
-    write_history(table, history_path, plot_path, title=f"{name}: fine-tuning on VCR images")
+    title = f"{provenance['model']}: fine-tuning on VCR images"
+    write_history(table, history_path, plot_path, title=title)
     return table
+
+
+def _optimizer(model, settings: TrainSettings) -> torch.optim.SGD:
+    """Plain SGD over every parameter, with the settings' rate, momentum and weight decay."""
+    return torch.optim.SGD(
+        model.net.parameters(),
+        lr=settings.lr,
+        momentum=settings.momentum,
+        weight_decay=settings.weight_decay,
+    )
+
+
+def _epoch(model, optimizer, scaler, images, labels, epoch, settings, precision, progress) -> dict:
+    """Train one epoch (:func:`train_epoch`) and log its loss, accuracy and speed; returns its
+    history row."""
+    t0 = time.perf_counter()
+    row = train_epoch(
+        model,
+        optimizer,
+        images,
+        labels,
+        epoch,
+        settings,
+        precision=precision,
+        scaler=scaler,
+        progress=progress,
+        desc=f"epoch {epoch}/{settings.epochs}",
+    )
+    seconds = time.perf_counter() - t0
+    log.info(
+        "epoch %d: loss %.4f, accuracy %.4f, %.1f s (%.1f img/s)",
+        epoch,
+        row["loss"],
+        row["accuracy"],
+        seconds,
+        row["n_images"] / max(seconds, 1e-9),
+    )
+    return row
 
 
 def _prepare_model(

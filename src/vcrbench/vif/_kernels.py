@@ -180,100 +180,135 @@ def band_statistics(
     core_x = np.empty(w)
     acc = np.empty((5, w))
     blocks = np.empty(w)
-    edge_rows = (0, 1, h - 2, h - 1)
     for k in range(n_img):
-        for r in range(h):
-            xr = x[r]
-            er = e[r]
-            src = bands[k, r]
-            for c in range(w):
-                xr[c] = src[c].real
-                er[c] = src[c].imag
+        _split_band(bands[k], x, e)
         # -- neighbourhood moments of x
-        core[:] = 0.0
-        edge[:] = 0.0
-        for d in range(n_d):
-            dr = displacements[d, 0]
-            dc = displacements[d, 1]
-            c_lo = max(0, -dc)
-            c_hi = w - max(0, dc)
-            n = c_hi - c_lo
-            col = core[d, c_lo:c_hi]
-            for r in range(2, h - 2):
+        _neighbour_products(x, displacements, core, edge)
+        _neighbourhood_sums(x, pairs, core, edge, core_x, sums[k], second[k])
+        # -- window moments of x and e
+        _window_moments(x, e, win, first, nb_r, nb_c, acc, blocks, moments[k])
+
+
+@numba.njit(cache=True, nogil=True)
+def _split_band(band, x, e):  # pragma: no cover - compiled
+    """x, e = the real and imaginary parts of ``band`` (h, w)."""
+    h, w = band.shape
+    for r in range(h):
+        xr = x[r]
+        er = e[r]
+        src = band[r]
+        for c in range(w):
+            xr[c] = src[c].real
+            er[c] = src[c].imag
+
+
+@numba.njit(cache=True, nogil=True)
+def _neighbour_products(x, displacements, core, edge):  # pragma: no cover - compiled
+    """Products x[r, c] x[r + dr, c + dc] for every displacement d: ``core[d]`` their column
+    sums over rows 2 .. h-3, ``edge[d]`` the products in rows 0, 1, h-2, h-1 (zero elsewhere)."""
+    h, w = x.shape
+    n_d = displacements.shape[0]
+    edge_rows = (0, 1, h - 2, h - 1)
+    core[:] = 0.0
+    edge[:] = 0.0
+    for d in range(n_d):
+        dr = displacements[d, 0]
+        dc = displacements[d, 1]
+        c_lo = max(0, -dc)
+        c_hi = w - max(0, dc)
+        n = c_hi - c_lo
+        col = core[d, c_lo:c_hi]
+        for r in range(2, h - 2):
+            xa = x[r, c_lo:c_hi]
+            xb = x[r + dr, c_lo + dc : c_hi + dc]
+            for c in range(n):
+                col[c] += xa[c] * xb[c]
+        for i in range(4):
+            r = edge_rows[i]
+            if r + dr < h:
                 xa = x[r, c_lo:c_hi]
                 xb = x[r + dr, c_lo + dc : c_hi + dc]
+                out = edge[d, i, c_lo:c_hi]
                 for c in range(n):
-                    col[c] += xa[c] * xb[c]
-            for i in range(4):
-                r = edge_rows[i]
-                if r + dr < h:
-                    xa = x[r, c_lo:c_hi]
-                    xb = x[r + dr, c_lo + dc : c_hi + dc]
-                    out = edge[d, i, c_lo:c_hi]
-                    for c in range(n):
-                        out[c] = xa[c] * xb[c]
-        core_x[:] = 0.0
-        for r in range(2, h - 2):
-            xr = x[r]
-            for c in range(w):
-                core_x[c] += xr[c]
-        for a in range(9):
-            ar = a // 3
-            ac = a % 3
+                    out[c] = xa[c] * xb[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _neighbourhood_sums(x, pairs, core, edge, core_x, sums, second):  # pragma: no cover
+    """sums (9,) and second (9, 9) of one band from x and its products (``_neighbour_products``):
+    each position's and each pair's rectangle is its columns of the core rows plus the border
+    rows inside it."""
+    h, w = x.shape
+    edge_rows = (0, 1, h - 2, h - 1)
+    core_x[:] = 0.0
+    for r in range(2, h - 2):
+        xr = x[r]
+        for c in range(w):
+            core_x[c] += xr[c]
+    for a in range(9):
+        ar = a // 3
+        ac = a % 3
+        s = 0.0
+        for c in range(ac, ac + w - 2):
+            s += core_x[c]
+        for i in range(4):
+            r = edge_rows[i]
+            if ar <= r < ar + h - 2:
+                for c in range(ac, ac + w - 2):
+                    s += x[r, c]
+        sums[a] = s
+    for a in range(9):
+        for b in range(a, 9):
+            start = pairs[a, b, 0]
+            d = pairs[a, b, 1]
+            sr = start // 3
+            sc = start % 3
             s = 0.0
-            for c in range(ac, ac + w - 2):
-                s += core_x[c]
-            for i in range(4):
+            for c in range(sc, sc + w - 2):
+                s += core[d, c]
+            for i in range(4):  # the border rows inside rows sr .. sr + h - 3
                 r = edge_rows[i]
-                if ar <= r < ar + h - 2:
-                    for c in range(ac, ac + w - 2):
-                        s += x[r, c]
-            sums[k, a] = s
-        for a in range(9):
-            for b in range(a, 9):
-                start = pairs[a, b, 0]
-                d = pairs[a, b, 1]
-                sr = start // 3
-                sc = start % 3
-                s = 0.0
-                for c in range(sc, sc + w - 2):
-                    s += core[d, c]
-                for i in range(4):  # the border rows inside rows sr .. sr + h - 3
-                    r = edge_rows[i]
-                    if sr <= r < sr + h - 2:
-                        for c in range(sc, sc + w - 2):
-                            s += edge[d, i, c]
-                second[k, a, b] = s
-                second[k, b, a] = s
-        # -- window moments of x and e
-        acc[:] = 0.0
-        a0, a1, a2, a3, a4 = acc[0], acc[1], acc[2], acc[3], acc[4]  # 1-D rows: vectorised loops
-        for r in range(first, first + win):
-            xr = x[r]
-            er = e[r]
-            for c in range(w):
-                a0[c] += xr[c]
-                a1[c] += er[c]
-                a2[c] += xr[c] * xr[c]
-                a3[c] += er[c] * er[c]
-                a4[c] += xr[c] * er[c]
-        for i in range(nb_r):
-            if i > 0:
-                for t in range(3):
-                    r_in = first + 3 * (i - 1) + win + t
-                    r_out = first + 3 * (i - 1) + t
-                    xi = x[r_in]
-                    ei = e[r_in]
-                    xo = x[r_out]
-                    eo = e[r_out]
-                    for c in range(w):
-                        a0[c] += xi[c] - xo[c]
-                        a1[c] += ei[c] - eo[c]
-                        a2[c] += xi[c] * xi[c] - xo[c] * xo[c]
-                        a3[c] += ei[c] * ei[c] - eo[c] * eo[c]
-                        a4[c] += xi[c] * ei[c] - xo[c] * eo[c]
-            for q in range(5):
-                _window_sums(acc[q], first, win, nb_c, blocks, moments[k, q, i])
+                if sr <= r < sr + h - 2:
+                    for c in range(sc, sc + w - 2):
+                        s += edge[d, i, c]
+            second[a, b] = s
+            second[b, a] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def _window_moments(x, e, win, first, nb_r, nb_c, acc, blocks, moments):  # pragma: no cover
+    """moments (5, nb_r, nb_c) of one band: sums of x, e, x^2, e^2, x e over each window, the
+    column sums ``acc`` sliding down 3 rows at a time (add the entering rows, subtract the
+    leaving), each row of windows summed across by ``_window_sums``."""
+    w = x.shape[1]
+    acc[:] = 0.0
+    a0, a1, a2, a3, a4 = acc[0], acc[1], acc[2], acc[3], acc[4]  # 1-D rows: vectorised loops
+    for r in range(first, first + win):
+        xr = x[r]
+        er = e[r]
+        for c in range(w):
+            a0[c] += xr[c]
+            a1[c] += er[c]
+            a2[c] += xr[c] * xr[c]
+            a3[c] += er[c] * er[c]
+            a4[c] += xr[c] * er[c]
+    for i in range(nb_r):
+        if i > 0:
+            for t in range(3):
+                r_in = first + 3 * (i - 1) + win + t
+                r_out = first + 3 * (i - 1) + t
+                xi = x[r_in]
+                ei = e[r_in]
+                xo = x[r_out]
+                eo = e[r_out]
+                for c in range(w):
+                    a0[c] += xi[c] - xo[c]
+                    a1[c] += ei[c] - eo[c]
+                    a2[c] += xi[c] * xi[c] - xo[c] * xo[c]
+                    a3[c] += ei[c] * ei[c] - eo[c] * eo[c]
+                    a4[c] += xi[c] * ei[c] - xo[c] * eo[c]
+        for q in range(5):
+            _window_sums(acc[q], first, win, nb_c, blocks, moments[q, i])
 
 
 @numba.njit(cache=True, nogil=True)

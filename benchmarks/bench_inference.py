@@ -191,24 +191,7 @@ def time_job(spec, model, paths, out, batch_size, device, num_workers, precision
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
-    parser.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        default=None,
-        help="model set (default: cpu on a CPU, gpu on a GPU)",
-    )
-    parser.add_argument("--models", nargs="*", default=None, help="names from the preset")
-    parser.add_argument("--batch-sizes", nargs="+", type=int, default=None)
-    parser.add_argument("--n-images", type=int, default=None)
-    parser.add_argument("--shard-size", type=int, default=None)
-    parser.add_argument("--num-workers", type=int, default=None)
-    parser.add_argument("--precision", default="auto")
-    parser.add_argument("--repeats", type=int, default=2, help="timed runs; the best is kept")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-
+    args = _parse_args()
     device = resolve_device(args.device)
     gpu = device.type == "cuda"
     preset = PRESETS[args.preset or ("gpu" if gpu else "cpu")]
@@ -243,23 +226,10 @@ def main() -> None:
             precision, dtype = resolve_precision(args.precision, spec.precision, device)
             for batch_size in batch_sizes:
                 batches = job_batches(paths, batch_size)
-                bare = job = 0.0
-                bare_cpu = job_cpu = outside = float("inf")
-                for _ in range(args.repeats):  # alternate, keep the best of each
-                    ips, cpu = time_bare(model, batches, device, dtype)
-                    bare, bare_cpu = max(bare, ips), min(bare_cpu, cpu)
-                    ips, cpu, out_share = time_job(
-                        spec,
-                        model,
-                        paths,
-                        tmp / "pred.parquet",
-                        batch_size,
-                        device,
-                        num_workers,
-                        args.precision,
-                    )
-                    job, job_cpu = max(job, ips), min(job_cpu, cpu)
-                    outside = min(outside, out_share)
+                run = (spec, model, paths, tmp / "pred.parquet", batch_size, device, num_workers)
+                bare, job, bare_cpu, job_cpu, outside = _best_of(
+                    args.repeats, batches, dtype, run, args.precision
+                )
                 print(
                     f"{name:<20}{batch_size:>6}{precision:>6}{bare:>12.2f}{job:>11.2f}"
                     f"{1 - job / bare:>10.1%}{bare_cpu:>16.4f}{job_cpu:>15.4f}"
@@ -271,6 +241,44 @@ def main() -> None:
             if gpu:
                 torch.cuda.empty_cache()
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto")
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default=None,
+        help="model set (default: cpu on a CPU, gpu on a GPU)",
+    )
+    parser.add_argument("--models", nargs="*", default=None, help="names from the preset")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=None)
+    parser.add_argument("--n-images", type=int, default=None)
+    parser.add_argument("--shard-size", type=int, default=None)
+    parser.add_argument("--num-workers", type=int, default=None)
+    parser.add_argument("--precision", default="auto")
+    parser.add_argument("--repeats", type=int, default=2, help="timed runs; the best is kept")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
+def _best_of(repeats: int, batches, dtype, run: tuple, precision: str) -> tuple:
+    """(bare img/s, job img/s, bare CPU s/img, job CPU s/img, share outside the model): the best
+    of ``repeats`` alternated runs of the bare forward pass and of the job (``run``: spec, model,
+    shard paths, output, batch size, device and workers of :func:`time_job`)."""
+    spec, model, paths, out, batch_size, device, num_workers = run
+    bare = job = 0.0
+    bare_cpu = job_cpu = outside = float("inf")
+    for _ in range(repeats):  # alternate, keep the best of each
+        ips, cpu = time_bare(model, batches, device, dtype)
+        bare, bare_cpu = max(bare, ips), min(bare_cpu, cpu)
+        ips, cpu, out_share = time_job(
+            spec, model, paths, out, batch_size, device, num_workers, precision
+        )
+        job, job_cpu = max(job, ips), min(job_cpu, cpu)
+        outside = min(outside, out_share)
+    return bare, job, bare_cpu, job_cpu, outside
 
 
 if __name__ == "__main__":

@@ -112,13 +112,7 @@ def dv_job(name: str, folder: str, n: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pool", type=int, default=2000)
-    parser.add_argument("--cap", type=int, default=2000, help="largest N run for real")
-    parser.add_argument("--corruptions", default=None)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--json", default=None, help="also write the results here")
-    args = parser.parse_args()
+    args = _parse_args()
     names = args.corruptions.split(",") if args.corruptions else list_corruptions()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
@@ -131,27 +125,7 @@ def main() -> None:
                 r["name"]: r
                 for r in ex.map(pool_job, names, [tmp] * len(names), [args.pool] * len(names))
             }
-            probs, n_star = {}, {}
-            print("\n## Parameter-uniform: expected coverage (k/39) by N, from the pool")
-            print(f"{'corruption':22s} " + " ".join(f"{n:>6d}" for n in GRID) + "   paper  N*")
-            for name in names:
-                counts = counts_per_bin(pools[name]["dv"], BINS)
-                p = counts / counts.sum()
-                probs[name] = p
-                covs = [expected_coverage(p, n) for n in GRID]
-                paper = PAPER_VCR.get(name)
-                star = next(
-                    (n for n, cv in zip(GRID, covs, strict=True) if paper and cv >= paper - 1e-9),
-                    None,
-                )
-                n_star[name] = star
-                star_txt = "-" if paper is None else (str(star) if star else ">50000")
-                print(
-                    f"{name:22s} "
-                    + " ".join(f"{cv:6.3f}" for cv in covs)
-                    + f"   {paper if paper is not None else '-':>5}  {star_txt}",
-                    flush=True,
-                )
+            n_star = _parameter_uniform_table(names, pools)
             stars = [n_star[k] or GRID[-1] for k in names if k in PAPER_VCR]
             n_common = min(max(stars) if stars else args.cap, args.cap)
             print(
@@ -161,6 +135,62 @@ def main() -> None:
                 r["name"]: r
                 for r in ex.map(dv_job, names, [tmp] * len(names), [n_common] * len(names))
             }
+    rows = _dv_uniform_table(names, pools, results, n_star, n_common, args.pool)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nload at the end: {load}")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "rows": rows,
+                    "pools": {k: v["dv"] for k, v in pools.items()},
+                    "dv_uniform": {k: v["dv"] for k, v in results.items()},
+                }
+            )
+        )
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pool", type=int, default=2000)
+    parser.add_argument("--cap", type=int, default=2000, help="largest N run for real")
+    parser.add_argument("--corruptions", default=None)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", default=None, help="also write the results here")
+    return parser.parse_args()
+
+
+def _parameter_uniform_table(names: list[str], pools: dict) -> dict:
+    """Print the expected coverage of parameter-uniform sampling by N, from each pool; return
+    N* per corruption (None: not reached on the grid, or no paper figure)."""
+    n_star = {}
+    print("\n## Parameter-uniform: expected coverage (k/39) by N, from the pool")
+    print(f"{'corruption':22s} " + " ".join(f"{n:>6d}" for n in GRID) + "   paper  N*")
+    for name in names:
+        counts = counts_per_bin(pools[name]["dv"], BINS)
+        p = counts / counts.sum()
+        covs = [expected_coverage(p, n) for n in GRID]
+        paper = PAPER_VCR.get(name)
+        star = next(
+            (n for n, cv in zip(GRID, covs, strict=True) if paper and cv >= paper - 1e-9),
+            None,
+        )
+        n_star[name] = star
+        star_txt = "-" if paper is None else (str(star) if star else ">50000")
+        print(
+            f"{name:22s} "
+            + " ".join(f"{cv:6.3f}" for cv in covs)
+            + f"   {paper if paper is not None else '-':>5}  {star_txt}",
+            flush=True,
+        )
+    return n_star
+
+
+def _dv_uniform_table(
+    names: list[str], pools: dict, results: dict, n_star: dict, n_common: int, pool: int
+) -> list[dict]:
+    """Print the coverage and cost of Δv-uniform sampling at ``n_common`` beside the
+    parameter-uniform coverage of the pool's first ``n_common`` samples; return the rows."""
     m = scaled_min_count(n_common)
     print(f"\n## At N = {n_common} (min_count {m}): coverage and cost (corruptions + Δv, / N)")
     print(
@@ -170,7 +200,7 @@ def main() -> None:
     for name in names:
         pu = (
             coverage.coverage(np.asarray(pools[name]["dv"][:n_common]), min_count=m)
-            if args.pool >= n_common
+            if pool >= n_common
             else None
         )
         du = coverage.coverage(np.asarray(results[name]["dv"]), min_count=m)
@@ -196,18 +226,7 @@ def main() -> None:
         missing = [j for j in range(DENOMINATOR) if du["counts"][j] < m]
         if missing:
             print(f"{'':22s} uncovered bins: {missing}")
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\nload at the end: {load}")
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(
-                {
-                    "rows": rows,
-                    "pools": {k: v["dv"] for k, v in pools.items()},
-                    "dv_uniform": {k: v["dv"] for k, v in results.items()},
-                }
-            )
-        )
+    return rows
 
 
 if __name__ == "__main__":

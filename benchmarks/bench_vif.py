@@ -94,12 +94,7 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="timing repeats (minimum kept)")
-    parser.add_argument("--batch", type=int, default=64, help="pairs in the large-batch timing")
-    parser.add_argument("--torch", action="store_true", help="also time the torch path on CPU")
-    parser.add_argument("--port", type=Path, help="path of a copy of the port's vif_utils.py")
-    args = parser.parse_args()
+    args = _parse_args()
 
     import torch
 
@@ -126,21 +121,54 @@ def main() -> None:
     rows = [("reference, per image (tests/unit/vif_reference.py)", n, ref_cpu, ref_wall)]
     port_values = None
     if args.port is not None:
-        port_vif = load_port(args.port)
-        port_runs = []
-        port_cpu, port_wall = timed(
-            lambda: port_runs.append([port_vif(a, b) for a, b in zip(x, y, strict=True)]),
-            max(1, args.repeats // 2),
-        )
-        port_values = np.array(port_runs[-1])
+        port_values, port_cpu, port_wall = _time_port(args.port, x, y, args.repeats)
         rows.insert(0, (f"the paper's port, per image ({args.port.name})", n, port_cpu, port_wall))
-    rows.append(
+    rows += _vcrbench_rows(V, clean, corrupted, (x, y), (big_x, big_y), args)
+    print(f"after: {load()}")
+    print(f"pairs: astronaut 224x224, {', '.join(CORRUPTIONS)} at severities 1-5 ({n} pairs)")
+    for name, values in (("reference", np.array(ref_values[-1])), ("port", port_values)):
+        if values is not None:
+            diff = np.abs(np.clip(1 - fast, 0, 1) - np.clip(1 - values, 0, 1)).max()
+            print(f"max |Δv(vcrbench.vif) - Δv({name})| over them: {diff:.1e}")
+    print(f"{'':64s} {'CPU ms/pair':>12s} {'wall ms/pair':>13s} {'speed-up':>9s}")
+    base_cpu = port_cpu if args.port is not None else ref_cpu
+    ref_ms = 1e3 * base_cpu / n  # speed-ups against the port when given, else the reference
+    for name, count, cpu, wall in rows:
+        ms = 1e3 * cpu / count
+        print(f"{name:64s} {ms:12.2f} {1e3 * wall / count:13.2f} {ref_ms / ms:8.1f}x")
+
+
+def _parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="timing repeats (minimum kept)")
+    parser.add_argument("--batch", type=int, default=64, help="pairs in the large-batch timing")
+    parser.add_argument("--torch", action="store_true", help="also time the torch path on CPU")
+    parser.add_argument("--port", type=Path, help="path of a copy of the port's vif_utils.py")
+    return parser.parse_args()
+
+
+def _time_port(path: Path, x: np.ndarray, y: np.ndarray, repeats: int):
+    """(VIF of every pair, min CPU seconds, min wall seconds) of the port's ``vif``, per pair."""
+    port_vif = load_port(path)
+    port_runs = []
+    port_cpu, port_wall = timed(
+        lambda: port_runs.append([port_vif(a, b) for a, b in zip(x, y, strict=True)]),
+        max(1, repeats // 2),
+    )
+    return np.array(port_runs[-1]), port_cpu, port_wall
+
+
+def _vcrbench_rows(V, clean, corrupted, pairs, big_pairs, args) -> list[tuple]:
+    """(name, pairs, CPU seconds, wall seconds) of each timing of vcrbench.vif: batched, a large
+    batch, delta_v on RGB, one pair at a time and (``--torch``) the torch path on CPU."""
+    (x, y), (big_x, big_y), n = pairs, big_pairs, len(clean)
+    rows = [
         (
             f"vcrbench.vif.vif, numpy+numba, batch of {n}",
             n,
             *timed(lambda: V.vif(x, y), args.repeats),
         )
-    )
+    ]
     rows.append(
         (
             f"vcrbench.vif.vif, numpy+numba, batch of {args.batch}",
@@ -171,18 +199,7 @@ def main() -> None:
                 *timed(lambda: V.vif(x, y, device="cpu"), args.repeats),
             )
         )
-    print(f"after: {load()}")
-    print(f"pairs: astronaut 224x224, {', '.join(CORRUPTIONS)} at severities 1-5 ({n} pairs)")
-    for name, values in (("reference", np.array(ref_values[-1])), ("port", port_values)):
-        if values is not None:
-            diff = np.abs(np.clip(1 - fast, 0, 1) - np.clip(1 - values, 0, 1)).max()
-            print(f"max |Δv(vcrbench.vif) - Δv({name})| over them: {diff:.1e}")
-    print(f"{'':64s} {'CPU ms/pair':>12s} {'wall ms/pair':>13s} {'speed-up':>9s}")
-    base_cpu = port_cpu if args.port is not None else ref_cpu
-    ref_ms = 1e3 * base_cpu / n  # speed-ups against the port when given, else the reference
-    for name, count, cpu, wall in rows:
-        ms = 1e3 * cpu / count
-        print(f"{name:64s} {ms:12.2f} {1e3 * wall / count:13.2f} {ref_ms / ms:8.1f}x")
+    return rows
 
 
 if __name__ == "__main__":

@@ -154,17 +154,7 @@ def defense_effects(
         )
         deltas = _delta_rows(replicates, model, undefended)
         for corruption in sorted(predictions[model]):
-            if corruption not in predictions[undefended]:
-                raise EvaluationError(
-                    f"defense table: {undefended!r} has no predictions on {corruption!r}"
-                )
-            preds_d = read_predictions(predictions[model][corruption])
-            preds_u = read_predictions(predictions[undefended][corruption])
-            if not np.array_equal(preds_d["sample_id"], preds_u["sample_id"]):
-                raise EvaluationError(
-                    f"defense table: {model!r} and {undefended!r} did not predict the same samples "
-                    f"of {corruption!r}"
-                )
+            preds_d, preds_u = _paired_predictions(predictions, model, undefended, corruption)
             for space in spaces:
                 d = _accuracy_outcomes(preds_d, clean_d, space, dataset_label_space)
                 u = _accuracy_outcomes(preds_u, clean_u, space, dataset_label_space)
@@ -176,33 +166,70 @@ def defense_effects(
                     "defense": defenses.get(model, ""),
                     "corruption": corruption,
                     "label_space": space,
-                    "n_samples": len(d["y"]),
-                    "n_images": len(set(d["images"]) | set(d["clean_images"])),
-                    "n_boot": int(settings["n_boot"]),
-                    "level": float(settings["level"]),
+                    **_effect(d, u, settings, seed, model, corruption, space),
                 }
-                row.update(
-                    relative_change(
-                        d,
-                        u,
-                        n_boot=int(settings["n_boot"]),
-                        level=float(settings["level"]),
-                        seed=seeding.derive_seed(seed, "defenses", model, corruption, space),
-                        small_sample=settings["small_sample"],
-                    )
-                )
                 here = deltas[
                     (deltas["corruption"] == corruption) & (deltas["label_space"] == space)
                 ]
-                for metric in ("R_a", "R_p"):
-                    r = here[here["metric"] == metric]
-                    for source, column in DEFENSE_DELTA_COLUMNS.items():
-                        value = float(r.iloc[0][source]) if len(r) else np.nan
-                        row[column.format(metric=metric)] = value
+                row.update(_deltas(here))
                 rows.append(row)
     if not rows:
         return pd.DataFrame(columns=DEFENSE_COLUMNS)
     return pd.DataFrame(rows)[DEFENSE_COLUMNS]
+
+
+def _paired_predictions(
+    predictions: Mapping[str, Mapping[str, Sequence[PathLike]]],
+    model: str,
+    undefended: str,
+    corruption: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The predictions of the defended ``model`` and of ``undefended`` on ``corruption``, which
+    must be of the same samples."""
+    if corruption not in predictions[undefended]:
+        raise EvaluationError(f"defense table: {undefended!r} has no predictions on {corruption!r}")
+    preds_d = read_predictions(predictions[model][corruption])
+    preds_u = read_predictions(predictions[undefended][corruption])
+    if not np.array_equal(preds_d["sample_id"], preds_u["sample_id"]):
+        raise EvaluationError(
+            f"defense table: {model!r} and {undefended!r} did not predict the same samples "
+            f"of {corruption!r}"
+        )
+    return preds_d, preds_u
+
+
+def _effect(d, u, settings: Mapping, seed: int, model: str, corruption: str, space: str) -> dict:
+    """The sample counts, the bootstrap settings and :func:`relative_change` of the defended
+    outcomes ``d`` against the undefended ``u``."""
+    row = {
+        "n_samples": len(d["y"]),
+        "n_images": len(set(d["images"]) | set(d["clean_images"])),
+        "n_boot": int(settings["n_boot"]),
+        "level": float(settings["level"]),
+    }
+    row.update(
+        relative_change(
+            d,
+            u,
+            n_boot=int(settings["n_boot"]),
+            level=float(settings["level"]),
+            seed=seeding.derive_seed(seed, "defenses", model, corruption, space),
+            small_sample=settings["small_sample"],
+        )
+    )
+    return row
+
+
+def _deltas(here: pd.DataFrame) -> dict:
+    """The :data:`DEFENSE_DELTA_COLUMNS` of R̂_a and R̂_p from ``here``, the replicate deltas of
+    one corruption and label space (NaN where a metric has none)."""
+    row = {}
+    for metric in ("R_a", "R_p"):
+        r = here[here["metric"] == metric]
+        for source, column in DEFENSE_DELTA_COLUMNS.items():
+            value = float(r.iloc[0][source]) if len(r) else np.nan
+            row[column.format(metric=metric)] = value
+    return row
 
 
 def defense_table(

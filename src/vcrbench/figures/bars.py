@@ -121,25 +121,12 @@ def hmri_mrsi_figure(
     family, 95% intervals as error bars, the human level (HMRI = 1) dashed. A property without
     any value (consistency against Geirhos' trials, which record no clean answers) is left out
     with a note; a corruption without a human reference gives a figure that says so."""
-    rows = metrics[
-        (metrics["corruption"] == corruption) & (metrics["label_space"] == HUMAN_LABEL_SPACE)
-    ].copy()
-    rows["model"] = rows["model"].astype(str)
-    for metric, key in PANELS:
-        for suffix in ("", "_lo", "_hi"):
-            if f"{metric}_{key}{suffix}" not in rows:
-                rows[f"{metric}_{key}{suffix}"] = np.nan
+    rows = _human_rows(metrics, corruption)
     fams = {m: families.get(m, DEFAULT_FAMILY) for m in rows["model"]}
     fam_colors = {f: style.family_color(f, list(fams.values())) for f in set(fams.values())}
     colors = {m: fam_colors[f] for m, f in fams.items()}
     reference, how = _reference(rows)
-
-    keys = [k for k in ("a", "p") if rows[[f"HMRI_{k}", f"MRSI_{k}"]].notna().any().any()]
-    if reference is None or not keys:
-        notes = [_empty_note(reference, "a" if reference is None else "")]
-        keys = []
-    else:
-        notes = [_empty_note(reference, k) for k in ("a", "p") if k not in keys]
+    keys, notes = _shown_properties(rows, reference)
     panels = [(m, k) for m, k in PANELS if k in keys]
 
     n_rows = max(len(rows), 1)
@@ -170,6 +157,36 @@ def hmri_mrsi_figure(
         if metric == "HMRI":
             ax.axvline(1.0, color=style.family_color("human"), ls="--", lw=1.0, zorder=3)
         ax.set_xticks([0, 0.5, 1])
+    _legend(main, fam_colors, keys, panels, style)
+    layout.grow_to_fit_rows(fig, axes[0], n_rows, style.font_size)
+    return fig
+
+
+def _human_rows(metrics: pd.DataFrame, corruption: str) -> pd.DataFrame:
+    """The geirhos16 rows of ``corruption``, with every HMRI/MRSI column (NaN where missing)."""
+    rows = metrics[
+        (metrics["corruption"] == corruption) & (metrics["label_space"] == HUMAN_LABEL_SPACE)
+    ].copy()
+    rows["model"] = rows["model"].astype(str)
+    for metric, key in PANELS:
+        for suffix in ("", "_lo", "_hi"):
+            if f"{metric}_{key}{suffix}" not in rows:
+                rows[f"{metric}_{key}{suffix}"] = np.nan
+    return rows
+
+
+def _shown_properties(rows: pd.DataFrame, reference: str | None) -> tuple[list[str], list[str]]:
+    """The properties (``a``, ``p``) with any HMRI/MRSI value to show, and the notes on those
+    left out (or on the missing human reference)."""
+    keys = [k for k in ("a", "p") if rows[[f"HMRI_{k}", f"MRSI_{k}"]].notna().any().any()]
+    if reference is None or not keys:
+        return [], [_empty_note(reference, "a" if reference is None else "")]
+    return keys, [_empty_note(reference, k) for k in ("a", "p") if k not in keys]
+
+
+def _legend(main, fam_colors: Mapping[str, str], keys: list[str], panels, style: Style) -> None:
+    """The legend below the panels: the families' colours and the human level, titled with what
+    the metrics mean."""
     handles = [Patch(color=fam_colors[f], label=family_label(f)) for f in family_order(fam_colors)]
     handles.append(
         Line2D([], [], color=style.family_color("human"), ls="--", label="human level (HMRI = 1)")
@@ -192,8 +209,6 @@ def hmri_mrsi_figure(
             style.font_size,
         ),
     )
-    layout.grow_to_fit_rows(fig, axes[0], n_rows, style.font_size)
-    return fig
 
 
 def _reference(rows: pd.DataFrame) -> tuple[str | None, str | None]:

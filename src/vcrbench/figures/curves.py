@@ -59,25 +59,10 @@ def curves_figure(
     axes = fig.subplots(1, 2, sharey=False)
     extrapolated = False
     for ax, (key, prop) in zip(axes, PROPERTIES.items(), strict=True):
-        panel_w = style.width / 2 - 0.6  # minus the y label and ticks
-        _panel_axes(ax, key, panel_w, style)
-        sub = data[data["property"] == prop]
-        for model in models:
-            cur = sub[sub["model"] == model].sort_values("v")
-            if not cur.empty:
-                _draw_model(ax, cur, colors[model], styles[model], style)
-        hum = human.get(prop)
-        if hum is not None and not hum.empty:
-            extrapolated |= _draw_human(ax, hum.sort_values("v"), human_color, style)
-        elif human:
-            ax.set_title(
-                layout.wrap(
-                    [f"$s_{key}$: {PROPERTY_NAMES[key]} (no human curve)"],
-                    panel_w,
-                    style.font_size + 1,
-                ),
-                loc="left",
-            )
+        extrapolated |= _draw_panel(
+            ax, key, data[data["property"] == prop], models, (colors, styles), human.get(prop),
+            bool(human), human_color, style,
+        )  # fmt: skip
 
     title = f"{corruption_title(corruption)}: estimated curves ({label_space} labels)"
     layout.suptitle(fig, title, style.width, style.font_size + 1.5)
@@ -93,21 +78,7 @@ def curves_figure(
             ),
         )
     if handles:
-        fig.legend(
-            [h for h, _ in handles],
-            [label for _, label in handles],
-            loc="outside lower center",
-            ncols=min(ncols, len(handles)),
-            frameon=False,
-            title=layout.wrap(
-                [
-                    "colour = family: "
-                    + ", ".join(family_label(f) for f in family_order(set(fams.values())))
-                ],
-                style.width - 0.4,
-                style.font_size,
-            ),
-        )
+        _legend(fig, handles, ncols, set(fams.values()), style)
     if missing:
         fig.text(
             0.99,
@@ -118,6 +89,50 @@ def curves_figure(
             color="#555555",
         )
     return fig
+
+
+def _draw_panel(
+    ax, key: str, sub: pd.DataFrame, models, looks, hum, any_human: bool, human_color, style: Style
+) -> bool:
+    """The panel of property ``key``: every model's curve in ``sub`` (``looks``: their colours
+    and line styles), then the human curve ``hum`` where there is one, else (``any_human``: the
+    other property has one) a title that says so. Returns whether the human curve was
+    extrapolated anywhere."""
+    colors, styles = looks
+    panel_w = style.width / 2 - 0.6  # minus the y label and ticks
+    _panel_axes(ax, key, panel_w, style)
+    for model in models:
+        cur = sub[sub["model"] == model].sort_values("v")
+        if not cur.empty:
+            _draw_model(ax, cur, colors[model], styles[model], style)
+    if hum is not None and not hum.empty:
+        return _draw_human(ax, hum.sort_values("v"), human_color, style)
+    if any_human:
+        ax.set_title(
+            layout.wrap(
+                [f"$s_{key}$: {PROPERTY_NAMES[key]} (no human curve)"],
+                panel_w,
+                style.font_size + 1,
+            ),
+            loc="left",
+        )
+    return False
+
+
+def _legend(fig: Figure, handles: list, ncols: int, families: set[str], style: Style) -> None:
+    """The figure's legend below the panels, titled with the families' colours."""
+    fig.legend(
+        [h for h, _ in handles],
+        [label for _, label in handles],
+        loc="outside lower center",
+        ncols=min(ncols, len(handles)),
+        frameon=False,
+        title=layout.wrap(
+            ["colour = family: " + ", ".join(family_label(f) for f in family_order(families))],
+            style.width - 0.4,
+            style.font_size,
+        ),
+    )
 
 
 def _line_styles(models: list[str], fams: Mapping[str, str]) -> dict[str, str]:

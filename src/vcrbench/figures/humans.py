@@ -100,14 +100,7 @@ def human_similarity_figure(
     props = [
         p for p in PROPERTY_NAMES if any(isinstance(estimates[r].get(p), Estimate) for r in refs)
     ]
-    groups: dict[str, list[str]] = {}
-    for r in refs:
-        groups.setdefault(info.get(r, {}).get("similarity_class") or UNCLASSIFIED, []).append(r)
-    panels = [
-        (f"{g} class" if g != UNCLASSIFIED else UNCLASSIFIED, groups[g]) for g in sorted(groups)
-    ]
-    if len(panels) > 1:
-        panels.append(("all references", refs))
+    panels = _panels(refs, info)
 
     ncols = len(panels)
     width = max(style.width, 2.4 * ncols)
@@ -117,40 +110,78 @@ def human_similarity_figure(
     for i, prop in enumerate(props):
         for j, (name, members) in enumerate(panels):
             ax = axes[i, j]
-            drawn = [r for r in members if isinstance(estimates[r].get(prop), Estimate)]
-            for r in drawn:
-                est = estimates[r][prop]
-                if est.n_boot > 0:
-                    lo, hi = est.band(level, band)
-                    ax.fill_between(
-                        est.grid, lo, hi, color=ref_color[r], alpha=style.band_alpha, lw=0
-                    )
-                ax.plot(est.grid, est.values, color=ref_color[r], lw=1.6)
-            if len(drawn) == 2:
-                _mark_separation(
-                    ax, estimates[drawn[0]][prop], estimates[drawn[1]][prop], level, band
-                )
+            drawn = _draw_references(ax, estimates, prop, members, ref_color, level, band, style)
             panel_w = width / ncols
             ax.set_title(
                 layout.wrap([name, _verdict(table, prop, drawn)], panel_w, style.font_size + 1),
                 loc="left",
             )
-            ax.set_xlim(0, 1)
-            ax.set_ylim(-0.02, 1.03)
-            if i == len(props) - 1:
-                ax.set_xlabel("visual change $\\Delta_v$")
-            if j == 0:
-                ax.set_ylabel(f"human {prop} $s^h_{prop[0]}(\\Delta_v)$")
-            if not drawn:
-                ax.text(
-                    0.5,
-                    0.5,
-                    f"no human {prop} curve",
-                    transform=ax.transAxes,
-                    ha="center",
-                    va="center",
-                    color="#555555",
-                )
+            _panel_axes(ax, prop, bool(drawn), xlabel=i == len(props) - 1, ylabel=j == 0)
+    _legend(fig, refs, ref_color, info, width, style, level, band)
+    layout.suptitle(
+        fig,
+        "Human curves of similar and dissimilar corruptions",
+        fig.get_figwidth(),
+        style.font_size + 1.5,
+    )
+    return fig
+
+
+def _panels(refs: list[str], info: Mapping[str, Mapping]) -> list[tuple[str, list[str]]]:
+    """(title, references) of each column of panels: one per similarity class (sorted; the
+    references without a class together) and, when there are several, one with every reference."""
+    groups: dict[str, list[str]] = {}
+    for r in refs:
+        groups.setdefault(info.get(r, {}).get("similarity_class") or UNCLASSIFIED, []).append(r)
+    panels = [
+        (f"{g} class" if g != UNCLASSIFIED else UNCLASSIFIED, groups[g]) for g in sorted(groups)
+    ]
+    if len(panels) > 1:
+        panels.append(("all references", refs))
+    return panels
+
+
+def _draw_references(
+    ax, estimates, prop: str, members: list[str], ref_color, level: float, band: str, style: Style
+) -> list[str]:
+    """The ``prop`` curves of ``members`` (with their bands where they have replicates) and,
+    for two, where their bands separate; returns the members drawn."""
+    drawn = [r for r in members if isinstance(estimates[r].get(prop), Estimate)]
+    for r in drawn:
+        est = estimates[r][prop]
+        if est.n_boot > 0:
+            lo, hi = est.band(level, band)
+            ax.fill_between(est.grid, lo, hi, color=ref_color[r], alpha=style.band_alpha, lw=0)
+        ax.plot(est.grid, est.values, color=ref_color[r], lw=1.6)
+    if len(drawn) == 2:
+        _mark_separation(ax, estimates[drawn[0]][prop], estimates[drawn[1]][prop], level, band)
+    return drawn
+
+
+def _panel_axes(ax, prop: str, drawn: bool, *, xlabel: bool, ylabel: bool) -> None:
+    """Limits and axis labels of a panel of ``prop`` (``xlabel``: bottom row, ``ylabel``: first
+    column), and a note in a panel without any curve."""
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.03)
+    if xlabel:
+        ax.set_xlabel("visual change $\\Delta_v$")
+    if ylabel:
+        ax.set_ylabel(f"human {prop} $s^h_{prop[0]}(\\Delta_v)$")
+    if not drawn:
+        ax.text(
+            0.5,
+            0.5,
+            f"no human {prop} curve",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="#555555",
+        )
+
+
+def _legend(fig: Figure, refs, ref_color, info, width: float, style: Style, level, band) -> None:
+    """The legend below the panels: each reference's curve and band, and the shade of
+    separated bands."""
     handles = [
         (
             (
@@ -172,13 +203,6 @@ def human_similarity_figure(
         frameon=False,
         title=f"human references, {level:.0%} {band} bands",
     )
-    layout.suptitle(
-        fig,
-        "Human curves of similar and dissimilar corruptions",
-        fig.get_figwidth(),
-        style.font_size + 1.5,
-    )
-    return fig
 
 
 def _mark_separation(ax, a: Estimate, b: Estimate, level: float, band: str) -> None:

@@ -160,41 +160,7 @@ def label_points(
         probe.remove()
     if not right_boxes:
         return []
-    # the points are obstacles too: a label must not hide another model's point
-    r_px = 3.0
-    placed: list[Bbox] = [
-        Bbox.from_extents(px - r_px, py - r_px, px + r_px, py + r_px)
-        for px, py in ax.transData.transform(np.column_stack([xs, ys]))
-        if np.isfinite(px) and np.isfinite(py)
-    ]
-    order = sorted(
-        range(len(right_boxes)), key=lambda k: (right_boxes[k].y0, right_boxes[k].x0, names[k])
-    )
-    chosen: dict[int, tuple[str, float]] = {}
-    for k in order:
-        right = right_boxes[k]
-        sides = {"left": right, "right": right.translated(-(right.width + 2 * gap_px), 0)}
-        # "left"/"right" is the text's anchor: ha="left" puts the label right of the point
-        prefer = ["left", "right"]
-        if right.x1 > axes_box.x1:
-            prefer.reverse()
-        step = right.height / 2
-        reach = int(axes_box.height / step) + 1
-        fallback = (prefer[0], 0.0)
-        pick = None
-        for dy in [0.0] + [d * step * sign for d in range(1, reach) for sign in (1, -1)]:
-            for side in prefer:
-                cur = sides[side].translated(0, dy)
-                if not _inside(cur, axes_box):
-                    continue
-                if not any(_overlap(cur, p, pad_px) for p in placed):
-                    pick = (side, dy)
-                    break
-            if pick:
-                break
-        side, dy = pick or fallback
-        placed.append(sides[side].translated(0, dy))
-        chosen[k] = (side, dy)
+    chosen = _place_labels(ax, xs, ys, names, right_boxes, axes_box, gap_px, pad_px)
     out = []
     for k, (x, y, name) in enumerate(zip(xs, ys, names, strict=True)):
         side, dy = chosen[k]
@@ -213,6 +179,60 @@ def label_points(
         label.set_in_layout(False)
         out.append(label)
     return out
+
+
+def _place_labels(
+    ax: Axes,
+    xs,
+    ys,
+    names: Sequence[str],
+    right_boxes: list[Bbox],
+    axes_box: Bbox,
+    gap_px: float,
+    pad_px: float,
+) -> dict[int, tuple[str, float]]:
+    """Label index -> (text anchor, vertical shift in pixels) of every label, placed greedily from
+    the lowest up (``right_boxes``: each label's box right of its point)."""
+    # the points are obstacles too: a label must not hide another model's point
+    r_px = 3.0
+    placed: list[Bbox] = [
+        Bbox.from_extents(px - r_px, py - r_px, px + r_px, py + r_px)
+        for px, py in ax.transData.transform(np.column_stack([xs, ys]))
+        if np.isfinite(px) and np.isfinite(py)
+    ]
+    order = sorted(
+        range(len(right_boxes)), key=lambda k: (right_boxes[k].y0, right_boxes[k].x0, names[k])
+    )
+    chosen: dict[int, tuple[str, float]] = {}
+    for k in order:
+        right = right_boxes[k]
+        sides = {"left": right, "right": right.translated(-(right.width + 2 * gap_px), 0)}
+        # "left"/"right" is the text's anchor: ha="left" puts the label right of the point
+        prefer = ["left", "right"]
+        if right.x1 > axes_box.x1:
+            prefer.reverse()
+        side, dy = _free_spot(sides, prefer, axes_box, placed, pad_px)
+        placed.append(sides[side].translated(0, dy))
+        chosen[k] = (side, dy)
+    return chosen
+
+
+def _free_spot(
+    sides: dict[str, Bbox], prefer: list[str], axes_box: Bbox, placed: list[Bbox], pad_px: float
+) -> tuple[str, float]:
+    """The nearest free spot of one label inside the axes: heights in half-label steps,
+    alternately up and down, at each the sides in ``prefer``'s order; none free: beside its point
+    on the first side."""
+    step = sides["left"].height / 2
+    reach = int(axes_box.height / step) + 1
+    for dy in [0.0] + [d * step * sign for d in range(1, reach) for sign in (1, -1)]:
+        for side in prefer:
+            cur = sides[side].translated(0, dy)
+            if not _inside(cur, axes_box):
+                continue
+            if not any(_overlap(cur, p, pad_px) for p in placed):
+                return side, dy
+    return prefer[0], 0.0
 
 
 def _inside(box: Bbox, frame: Bbox) -> bool:

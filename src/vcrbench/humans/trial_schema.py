@@ -199,6 +199,26 @@ def validate_trials(
     """
     classes = list(classes) if classes is not None else classes16()
     where = _Where(source, csv)
+    df = _checked_columns(df, source)
+    out = pd.DataFrame(
+        {
+            "participant": _strings(df["participant"], "participant", where, False),
+            "image_id": _strings(df["image_id"], "image_id", where, False),
+            "label": _class_codes(df["label"], "label", classes, where, None, False),
+            "response": _class_codes(df["response"], "response", classes, where, NO_ANSWER, True),
+            "corruption": _strings(df["corruption"], "corruption", where, False),
+        }
+    )
+    _add_placement(out, df, classes, where)
+    _add_extras(out, df, where)
+    for col in ("participant", "image_id", "corruption", "condition"):
+        out[col] = out[col].astype(str)
+    return out
+
+
+def _checked_columns(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """``df`` with its column names stripped, once each is known to be unique and required,
+    optional or ``param.<name>``, all required ones are there and it holds trials."""
     columns = [str(c).strip() for c in df.columns]
     df = df.set_axis(columns, axis=1)
     dupes = sorted({c for c in columns if columns.count(c) > 1})
@@ -222,16 +242,12 @@ def validate_trials(
         )
     if len(df) == 0:
         raise HumanDataError(f"{source}: holds no trials")
+    return df
 
-    out = pd.DataFrame(
-        {
-            "participant": _strings(df["participant"], "participant", where, False),
-            "image_id": _strings(df["image_id"], "image_id", where, False),
-            "label": _class_codes(df["label"], "label", classes, where, None, False),
-            "response": _class_codes(df["response"], "response", classes, where, NO_ANSWER, True),
-            "corruption": _strings(df["corruption"], "corruption", where, False),
-        }
-    )
+
+def _add_placement(out: pd.DataFrame, df: pd.DataFrame, classes: list[str], where: _Where) -> None:
+    """Add ``condition``, ``dv`` and ``clean_response`` to ``out`` (their defaults where ``df``
+    lacks them); every trial must have a Δv or a condition."""
     n = len(df)
     out["condition"] = (
         _strings(df["condition"], "condition", where, True)
@@ -250,16 +266,18 @@ def validate_trials(
             f"{where(int(unplaced[0]), 'dv')}: the trial has neither a Δv ('dv') nor a "
             f"'condition' to place it on the Δv axis ({unplaced.size} such row(s))"
         )
-    for col in sorted(c for c in columns if _PARAM_RE.match(c)):
+
+
+def _add_extras(out: pd.DataFrame, df: pd.DataFrame, where: _Where) -> None:
+    """Add the ``param.*`` columns of ``df`` (sorted) to ``out``, then any of ``session, trial,
+    rt``."""
+    for col in sorted(c for c in df.columns if _PARAM_RE.match(c)):
         out[col] = _floats(df[col], col, where)
     for col in ("session", "trial"):
         if col in df:
             out[col] = _ints(df[col], col, where)
     if "rt" in df:
         out["rt"] = _floats(df["rt"], "rt", where, 0.0, None)
-    for col in ("participant", "image_id", "corruption", "condition"):
-        out[col] = out[col].astype(str)
-    return out
 
 
 def correct(trials: pd.DataFrame) -> np.ndarray:

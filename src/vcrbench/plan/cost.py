@@ -206,23 +206,8 @@ def plan_cost(
     gen = cpu_table(images, generation.get("corruptions", {}))
     per_model = n_clean + int(images["images"].sum())
     gpus = gpu_table(config, per_model, gpu.get("architectures", {}), gpu.get("aliases", {}))
-    crop = int(config["dataset"]["crop"])
     n_models = len(gpus)
-    disk = [
-        {"output": "clean set (uint8 array)", "gib": n_clean * crop * crop * 3 / 2**30},
-        {
-            "output": "VCR test-set shards",
-            "gib": gen.loc[gen["kind"] == "vcr", "disk_gib"].sum(min_count=1),
-        },
-        {
-            "output": "ImageNet-C comparison sets",
-            "gib": gen.loc[gen["kind"] == "imagenet-c", "disk_gib"].sum(min_count=1),
-        },
-        {
-            "output": "predictions (all models)",
-            "gib": n_models * per_model * prediction_bytes_per_row / 2**30,
-        },
-    ]
+    disk = _disk_rows(config, n_clean, gen, n_models * per_model * prediction_bytes_per_row)
     # every model reads the clean set and every generated image once (weights not counted)
     gpus["reads_gib"] = sum(d["gib"] for d in disk[:3])  # clean set, VCR and ImageNet-C sets
     if estimates:
@@ -245,23 +230,9 @@ def plan_cost(
     }
     tables = {}
     if submissions is not None and startup is not None:
-        overhead = overhead_table(jobs, submissions, startup)
-        tables["overhead"] = overhead
-        tuning = finetune_gpu_hours(config, gpus)
-        gpu_overhead = float(overhead.loc[0, "hours"])
-        compute = inference_hours + tuning
+        tables["overhead"] = overhead_table(jobs, submissions, startup)
         totals.update(
-            {
-                "cluster submissions": int(
-                    sum(submissions["groups"].values()) + sum(submissions["jobs"].values())
-                ),
-                "GPU-hours, fine-tuning": tuning,
-                "GPU-hours, compute (inference + fine-tuning)": compute,
-                "GPU-hours, start-up overhead": gpu_overhead,
-                "GPU-hours, total": compute + gpu_overhead,
-                "GPU start-up overhead, % of compute": 100 * gpu_overhead / compute,
-                "CPU core-hours, generation start-up": float(overhead.loc[1, "hours"]),
-            }
+            _cluster_totals(config, submissions, tables["overhead"], gpus, inference_hours)
         )
     totals = pd.DataFrame(
         {"what": list(totals), "value": pd.Series(list(totals.values()), dtype=object)}
@@ -273,6 +244,51 @@ def plan_cost(
         "disk": pd.DataFrame(disk),
         **tables,
         "totals": totals,
+    }
+
+
+def _disk_rows(
+    config: Mapping, n_clean: int, gen: pd.DataFrame, prediction_bytes: float
+) -> list[dict]:
+    """Disk of the clean set, the VCR shards, the ImageNet-C sets (from ``gen``) and the
+    predictions (``prediction_bytes`` in all)."""
+    crop = int(config["dataset"]["crop"])
+    return [
+        {"output": "clean set (uint8 array)", "gib": n_clean * crop * crop * 3 / 2**30},
+        {
+            "output": "VCR test-set shards",
+            "gib": gen.loc[gen["kind"] == "vcr", "disk_gib"].sum(min_count=1),
+        },
+        {
+            "output": "ImageNet-C comparison sets",
+            "gib": gen.loc[gen["kind"] == "imagenet-c", "disk_gib"].sum(min_count=1),
+        },
+        {"output": "predictions (all models)", "gib": prediction_bytes / 2**30},
+    ]
+
+
+def _cluster_totals(
+    config: Mapping,
+    submissions: Mapping[str, Mapping[str, int]],
+    overhead: pd.DataFrame,
+    gpus: pd.DataFrame,
+    inference_hours: float,
+) -> dict:
+    """The totals of a cluster run: submissions, fine-tuning and the start-up overhead of GPU
+    and generation jobs (``overhead``: :func:`overhead_table`)."""
+    tuning = finetune_gpu_hours(config, gpus)
+    gpu_overhead = float(overhead.loc[0, "hours"])
+    compute = inference_hours + tuning
+    return {
+        "cluster submissions": int(
+            sum(submissions["groups"].values()) + sum(submissions["jobs"].values())
+        ),
+        "GPU-hours, fine-tuning": tuning,
+        "GPU-hours, compute (inference + fine-tuning)": compute,
+        "GPU-hours, start-up overhead": gpu_overhead,
+        "GPU-hours, total": compute + gpu_overhead,
+        "GPU start-up overhead, % of compute": 100 * gpu_overhead / compute,
+        "CPU core-hours, generation start-up": float(overhead.loc[1, "hours"]),
     }
 
 

@@ -40,22 +40,19 @@ def _row(definition, paper, this_run, key, matches, note="") -> dict:
 
 def definitions(config: Mapping) -> list[dict]:
     """The rows of ``definitions.csv`` for a validated ``config`` (no data read)."""
+    return [
+        *_sampling_rows(config),
+        *_curve_rows(config),
+        *_comparison_rows(config),
+        *_human_data_rows(config),
+    ]
 
-    def get(key):
-        return _get(config, key)
 
-    domains = get("sampling.domain_set")
-    mode = get("sampling.mode")
-    spline = get("estimation.spline")
-    anchor1 = get("estimation.anchor1")
-    bins, min_count, weighting = (
-        get(f"estimation.{k}") for k in ("bins", "min_count", "weighting")
-    )
-    band, level = get("estimation.similarity_band"), get("estimation.similarity_level")
-    label_space = get("figures.label_space")
-    cov = {k: get(f"coverage.{k}") for k in ("bins", "min_count", "reference_n", "denominator")}
-    references = get("humans.references")
-    rows = [
+def _sampling_rows(config: Mapping) -> list[dict]:
+    """How the test sets are drawn: the parameter domains and the sampling mode."""
+    domains = _get(config, "sampling.domain_set")
+    mode = _get(config, "sampling.mode")
+    return [
         _row(
             "parameter domains C of the corruptions",
             "the authors' code (HuakunShen/VCR)",
@@ -79,6 +76,17 @@ def definitions(config: Mapping) -> list[dict]:
                 "P(c | Δv) for multi-parameter corruptions",
             }.get(mode, ""),
         ),
+    ]
+
+
+def _curve_rows(config: Mapping) -> list[dict]:
+    """How a curve is fitted: the spline, its bins, its anchors and the weighting of Δv."""
+    spline = _get(config, "estimation.spline")
+    anchor1 = _get(config, "estimation.anchor1")
+    bins, min_count, weighting = (
+        _get(config, f"estimation.{k}") for k in ("bins", "min_count", "weighting")
+    )
+    return [
         _row(
             "curve fit",
             "monotone quantile smoothing spline (Koenker, Ng & Portnoy 1994)",
@@ -127,6 +135,19 @@ def definitions(config: Mapping) -> list[dict]:
             "estimation.weighting",
             weighting in (None, "uniform"),
         ),
+    ]
+
+
+def _comparison_rows(config: Mapping) -> list[dict]:
+    """How models are compared with humans: HMRI/MRSI, the similarity test, the 16 classes and
+    coverage."""
+    band = _get(config, "estimation.similarity_band")
+    level = _get(config, "estimation.similarity_level")
+    cov = {
+        k: _get(config, f"coverage.{k}")
+        for k in ("bins", "min_count", "reference_n", "denominator")
+    }
+    return [
         _row(
             "integration range of HMRI and MRSI",
             "[0, 1]",
@@ -158,6 +179,14 @@ def definitions(config: Mapping) -> list[dict]:
             "coverage.min_count",
             cov["min_count"] == 20 and cov["bins"] == 40 and cov["denominator"] == 39,
         ),
+    ]
+
+
+def _human_data_rows(config: Mapping) -> list[dict]:
+    """What stands for the humans: error consistency, the label space of R̂ and the data."""
+    label_space = _get(config, "figures.label_space")
+    references = _get(config, "humans.references")
+    return [
         _row(
             "error consistency over observers",
             "not reported; Geirhos et al. (2020) average κ over human-network pairs",
@@ -185,4 +214,3 @@ def definitions(config: Mapping) -> list[dict]:
             "corruption",
         ),
     ]
-    return rows

@@ -140,26 +140,7 @@ def leaderboard(
     paired 95% interval of the difference to the next-ranked model holds 0 (not
     distinguishable; data column ``indistinguishable_from_next``).
     """
-    _check_columns(metrics, ["model", "corruption", "label_space", "R_a", "R_p"], "leaderboard")
-    rows = metrics[metrics["corruption"] == corruption]
-    if rows.empty:
-        raise TableError(
-            f"leaderboard: the metrics table has no rows for corruption {corruption!r}"
-        )
-    if not (rows["label_space"] == label_space).any():
-        raise TableError(
-            f"leaderboard of {corruption!r}: no rows in label space {label_space!r} "
-            f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))}; "
-            "config key figures.label_space)"
-        )
-    df = merge_spaces(rows, label_space)
-    key = sort_by if sort_by in df and df[sort_by].notna().any() else "R_a"
-    df = df.sort_values([key, "model"], ascending=[False, True], na_position="last", kind="stable")
-    df = df.reset_index(drop=True)
-    rank = df[key].rank(method="min", ascending=False)
-    df.insert(0, "rank", rank.astype("Int64"))
-    families = families or {}
-    df.insert(2, "family", [families.get(m, "other") for m in df["model"]])
+    df, key = _ranked(_corruption_rows(metrics, corruption, label_space), sort_by, families)
     own = [space_column(m, label_space) for m in ("R_a", "R_p")]
     shown = [m for m in (*METRICS, *own) if m in df and df[m].notna().any()]
     keep = ["rank", "model", "family", "R_label_space"]
@@ -187,8 +168,50 @@ def leaderboard(
         display[header] = _interval_cells(df, m, digits)
     if same is not None:
         display["≈ next"] = ["≈" if v is True else ("" if v is False else MISSING) for v in same]
+    caption = _leaderboard_caption(corruption, key, label_space, human, same is not None)
+    return Table(data, display, caption, f"tab:leaderboard-{corruption}")
+
+
+def _corruption_rows(metrics: pd.DataFrame, corruption: str, label_space: str) -> pd.DataFrame:
+    """The metrics of ``corruption``, one row per model (:func:`merge_spaces`); no rows, or none
+    in ``label_space``, is an error."""
+    _check_columns(metrics, ["model", "corruption", "label_space", "R_a", "R_p"], "leaderboard")
+    rows = metrics[metrics["corruption"] == corruption]
+    if rows.empty:
+        raise TableError(
+            f"leaderboard: the metrics table has no rows for corruption {corruption!r}"
+        )
+    if not (rows["label_space"] == label_space).any():
+        raise TableError(
+            f"leaderboard of {corruption!r}: no rows in label space {label_space!r} "
+            f"(have: {', '.join(sorted(rows['label_space'].astype(str).unique()))}; "
+            "config key figures.label_space)"
+        )
+    return merge_spaces(rows, label_space)
+
+
+def _ranked(
+    df: pd.DataFrame, sort_by: str, families: Mapping[str, str] | None
+) -> tuple[pd.DataFrame, str]:
+    """``df`` sorted by ``sort_by`` (R_a where it has no values), highest first, with its
+    ``rank`` (ties share one) and ``family`` columns; and the column it was ranked by."""
+    key = sort_by if sort_by in df and df[sort_by].notna().any() else "R_a"
+    df = df.sort_values([key, "model"], ascending=[False, True], na_position="last", kind="stable")
+    df = df.reset_index(drop=True)
+    rank = df[key].rank(method="min", ascending=False)
+    df.insert(0, "rank", rank.astype("Int64"))
+    families = families or {}
+    df.insert(2, "family", [families.get(m, "other") for m in df["model"]])
+    return df, key
+
+
+def _leaderboard_caption(
+    corruption: str, key: str, label_space: str, human: bool, marks_next: bool
+) -> str:
+    """The leaderboard's caption: what ranks it, on which labels, and (``marks_next``) what ≈
+    means."""
     name = display_corruption(corruption)
-    caption = (
+    return (
         f"{name}: models ranked by {HEADERS_MD.get(key, key)} ("
         + (
             "R̂ and HMRI/MRSI on the 16 classes of the human reference, "
@@ -201,11 +224,10 @@ def leaderboard(
         + (
             f"; ≈: not distinguishable from the next model by {HEADERS_MD.get(key, key)} "
             "(paired 95% interval of the difference holds 0)."
-            if same is not None
+            if marks_next
             else "."
         )
     )
-    return Table(data, display, caption, f"tab:leaderboard-{corruption}")
 
 
 def _next_indistinguishable(

@@ -74,60 +74,96 @@ def dnn_vs_humans(
     DataFrame
         :data:`TABLE_COLUMNS`, one row per experiment x network; ``R`` is the network's R̂_a.
     """
-    from vcrbench.metrics import compare
-
     settings = config_schema.validate_block("estimation", settings)
-    level = float(settings["level"])
     full = anchor == "full-signal"
     nets_full = (
         reader.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
         if full
         else None
     )
+    fit = {"settings": settings, "seed": seed, "anchor": anchor, "placement": placement}
     rows = []
     for experiment, cdv in conditions.items():
         exp = reader.experiment(experiment)
-        est_h = (humans or {}).get(experiment)
-        support = (supports or {}).get(experiment)
-        if est_h is None or support is None:
-            fitted = human_estimates(
-                reader.read_geirhos(experiment, "humans"), cdv, settings, seed, anchor=anchor,
-                placement=placement, properties=("accuracy",), name=f"geirhos-{experiment}-humans",
-                full_signal=reader.full_signal_trials("humans") if full else None,
-            )  # fmt: skip
-            est_h = fitted.curves["accuracy"] if est_h is None else est_h
-            support = fitted.support["accuracy"] if support is None else support
+        est_h, support = _human_reference(experiment, cdv, fit, humans, supports)
         dv_range = None if metric_range == "full" else (support[0], support[1])
         all_nets = reader.read_geirhos(
             experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
         )
         for net in networks:
-            trials = all_nets[all_nets["participant"] == net].reset_index(drop=True)
-            net_full = None
-            if nets_full is not None:
-                net_full = nets_full[nets_full["participant"] == net].reset_index(drop=True)
-            est_m = human_estimates(
-                trials, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
-                properties=("accuracy",), name=f"geirhos-{experiment}-{net}",
-                full_signal=net_full,
-            ).curves["accuracy"]  # fmt: skip
-            res = compare(
-                est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range
+            est_m = _network_curve(
+                all_nets, nets_full, net, f"geirhos-{experiment}-{net}", cdv, fit
             )
-            lo, hi = dv_range if dv_range is not None else (0.0, 1.0)
-            rows.append(
-                {
-                    "experiment": experiment,
-                    "corruption": exp.corruption,
-                    "network": net,
-                    **res,
-                    "scenario": res["scenario_label"],
-                    "human_dv_lo": lo,
-                    "human_dv_hi": hi,
-                    "metric_range": metric_range,
-                }
-            )
+            rows.append(_table_row(exp, net, est_h, est_m, settings, dv_range, metric_range))
     return pd.DataFrame(rows)[list(TABLE_COLUMNS)]
+
+
+def _human_reference(
+    experiment: str,
+    cdv: pd.DataFrame,
+    fit: Mapping,
+    humans: Mapping | None,
+    supports: Mapping | None,
+) -> tuple:
+    """The humans' accuracy curve of ``experiment`` and its Δv support ``(lo, hi, rule)``: as
+    given in ``humans`` and ``supports``, else fitted here (``fit``: settings, seed, anchor and
+    placement)."""
+    est_h = (humans or {}).get(experiment)
+    support = (supports or {}).get(experiment)
+    if est_h is None or support is None:
+        full = fit["anchor"] == "full-signal"
+        fitted = human_estimates(
+            reader.read_geirhos(experiment, "humans"), cdv, fit["settings"], fit["seed"],
+            anchor=fit["anchor"], placement=fit["placement"], properties=("accuracy",),
+            name=f"geirhos-{experiment}-humans",
+            full_signal=reader.full_signal_trials("humans") if full else None,
+        )  # fmt: skip
+        est_h = fitted.curves["accuracy"] if est_h is None else est_h
+        support = fitted.support["accuracy"] if support is None else support
+    return est_h, support
+
+
+def _network_curve(
+    all_nets: pd.DataFrame,
+    nets_full: pd.DataFrame | None,
+    net: str,
+    name: str,
+    cdv: pd.DataFrame,
+    fit: Mapping,
+):
+    """Network ``net``'s accuracy curve, fitted from its trials in ``all_nets`` (anchored by its
+    trials in ``nets_full`` where given) as the humans' is."""
+    trials = all_nets[all_nets["participant"] == net].reset_index(drop=True)
+    net_full = None
+    if nets_full is not None:
+        net_full = nets_full[nets_full["participant"] == net].reset_index(drop=True)
+    return human_estimates(
+        trials, cdv, fit["settings"], fit["seed"], anchor=fit["anchor"],
+        placement=fit["placement"], groups=None, properties=("accuracy",), name=name,
+        full_signal=net_full,
+    ).curves["accuracy"]  # fmt: skip
+
+
+def _table_row(
+    exp: reader.Experiment, net: str, est_h, est_m, settings: Mapping, dv_range, metric_range: str
+) -> dict:
+    """The row of network ``net`` on ``exp``: :func:`vcrbench.metrics.compare` of its curve
+    ``est_m`` against the humans' ``est_h`` over ``dv_range`` (None: all of [0, 1])."""
+    from vcrbench.metrics import compare
+
+    level = float(settings["level"])
+    res = compare(est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range)
+    lo, hi = dv_range if dv_range is not None else (0.0, 1.0)
+    return {
+        "experiment": exp.name,
+        "corruption": exp.corruption,
+        "network": net,
+        **res,
+        "scenario": res["scenario_label"],
+        "human_dv_lo": lo,
+        "human_dv_hi": hi,
+        "metric_range": metric_range,
+    }
 
 
 def format_table(table: pd.DataFrame, digits: int = 3) -> str:

@@ -211,55 +211,83 @@ def read_geirhos(
     if observers == "dnns":
         present = [p for p in present if p in DNN_OBSERVERS]
     if subjects is not None:
-        # File names carry the observer ({experiment}_{observer}_session_N.csv): skip the others
-        # unread. Files named otherwise are read and filtered by their `subj` column below.
-        files = [
-            f
-            for f in files
-            if not _FILE_OBSERVER_RE.match(f.name) or any(f"_{s}_" in f.name for s in subjects)
-        ]
+        files = _observer_files(files, subjects)
     frames = []
     for path in files:
-        df = _read_csv(path, observers, exp.name, stored=root is None)
-        if observers == "dnns":
-            df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
-            if df.empty:
-                continue
-            if dnn_aggregation == "sum":
-                if "object_response_sums" not in df:
-                    raise HumanDataError(f"{path}: no column 'object_response_sums'")
-                df["object_response"] = df["object_response_sums"]
-        params = _parameter_values(df["condition"], exp, path)
-        raw = pd.DataFrame(
-            {
-                "participant": df["subj"],
-                "image_id": _source_image(df["imagename"], path),
-                "label": df["category"],
-                "response": df["object_response"],
-                "corruption": exp.corruption,
-                "condition": df["condition"],
-                f"param.{exp.parameter}": params,
-                "session": df["session"],
-                "trial": df["trial"],
-                # DNN files have rt = NaN.
-                "rt": df["rt"].replace({"NaN": "", "nan": ""}),
-            }
-        )
-        frames.append(validate_trials(raw, str(path), csv=True))
+        frame = _file_trials(path, observers, exp, dnn_aggregation, stored=root is None)
+        if frame is not None:
+            frames.append(frame)
     if not frames and subjects is None:
         raise HumanDataError(
             f"no {observers} trials found for Geirhos experiment {experiment_name!r}"
         )
     trials = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"participant": []})
     if subjects is not None:
-        unknown = sorted(set(subjects) - set(trials["participant"]))
-        if unknown:
-            raise HumanDataError(
-                f"observer(s) {unknown} not in Geirhos {experiment_name} {observers}; "
-                f"present: {sorted(set(present) | set(trials['participant']))}"
-            )
-        trials = trials[trials["participant"].isin(subjects)].reset_index(drop=True)
+        trials = _subjects_trials(trials, subjects, present, experiment_name, observers)
     return trials
+
+
+def _observer_files(files: list[Path], subjects: list[str]) -> list[Path]:
+    """The files that may hold ``subjects``' trials.
+
+    File names carry the observer ({experiment}_{observer}_session_N.csv): the others are skipped
+    unread. Files named otherwise are kept, to be filtered by their `subj` column.
+    """
+    return [
+        f
+        for f in files
+        if not _FILE_OBSERVER_RE.match(f.name) or any(f"_{s}_" in f.name for s in subjects)
+    ]
+
+
+def _file_trials(
+    path: Path, observers: str, exp: Experiment, dnn_aggregation: str, stored: bool
+) -> pd.DataFrame | None:
+    """The validated trials of one CSV file (None: a DNN file without any network's trials)."""
+    df = _read_csv(path, observers, exp.name, stored=stored)
+    if observers == "dnns":
+        df = df[df["subj"].isin(DNN_OBSERVERS)].reset_index(drop=True)
+        if df.empty:
+            return None
+        if dnn_aggregation == "sum":
+            if "object_response_sums" not in df:
+                raise HumanDataError(f"{path}: no column 'object_response_sums'")
+            df["object_response"] = df["object_response_sums"]
+    params = _parameter_values(df["condition"], exp, path)
+    raw = pd.DataFrame(
+        {
+            "participant": df["subj"],
+            "image_id": _source_image(df["imagename"], path),
+            "label": df["category"],
+            "response": df["object_response"],
+            "corruption": exp.corruption,
+            "condition": df["condition"],
+            f"param.{exp.parameter}": params,
+            "session": df["session"],
+            "trial": df["trial"],
+            # DNN files have rt = NaN.
+            "rt": df["rt"].replace({"NaN": "", "nan": ""}),
+        }
+    )
+    return validate_trials(raw, str(path), csv=True)
+
+
+def _subjects_trials(
+    trials: pd.DataFrame,
+    subjects: list[str],
+    present: list[str],
+    experiment_name: str,
+    observers: str,
+) -> pd.DataFrame:
+    """The trials of ``subjects`` only; a subject without any trial is an error naming those
+    ``present``."""
+    unknown = sorted(set(subjects) - set(trials["participant"]))
+    if unknown:
+        raise HumanDataError(
+            f"observer(s) {unknown} not in Geirhos {experiment_name} {observers}; "
+            f"present: {sorted(set(present) | set(trials['participant']))}"
+        )
+    return trials[trials["participant"].isin(subjects)].reset_index(drop=True)
 
 
 def _parameter_values(conditions: pd.Series, exp: Experiment, path: Path) -> pd.Series:

@@ -189,9 +189,9 @@ def test_zsl_ratio_of_reduction_by_hand():
         + accuracy_rows("m", "shot_noise", [0.7, 0.6, 0.4, 0.3, 0.0])
         + accuracy_rows("m", "defocus_blur", [0.8] * 5)
         # The defended model: clean 0.5 (the defense costs clean accuracy), gaussian noise 0.7 at
-        # every severity (+0.1 over m's 0.6: +12.5 % of m's clean 0.8), shot noise 0.5 at every
-        # severity (−0.2, −0.1, +0.1, +0.2, +0.5 against m, mean +0.1: +12.5 %): noise +12.5 %;
-        # defocus 0.4 (−0.4: −50 %).
+        # every severity (0.1 over m's 0.6: a reduction of −12.5 % of m's clean 0.8), shot noise 0.5
+        # at every severity (−0.2, −0.1, +0.1, +0.2, +0.5 against m, mean +0.1: −12.5 %): noise
+        # −12.5 %; defocus 0.4 (0.4 lost: +50 %).
         + accuracy_rows("m+tvm", "gaussian_noise", [0.7] * 5)
         + accuracy_rows("m+tvm", "shot_noise", [0.5] * 5)
         + accuracy_rows("m+tvm", "defocus_blur", [0.4] * 5)
@@ -204,15 +204,15 @@ def test_zsl_ratio_of_reduction_by_hand():
     assert per.loc[("m", "shot_noise"), ce.ZSL_RATIO] == pytest.approx(50.0)
     assert np.isnan(per.loc[("m", "shot_noise"), ce.ZSL_DEFENSE_RATIO])  # m has no twin
     assert per.loc[("m+tvm", "gaussian_noise"), ce.ZSL_RATIO] == pytest.approx(-40.0)
-    assert per.loc[("m+tvm", "shot_noise"), ce.ZSL_DEFENSE_RATIO] == pytest.approx(12.5)
+    assert per.loc[("m+tvm", "shot_noise"), ce.ZSL_DEFENSE_RATIO] == pytest.approx(-12.5)
     assert np.isnan(per.loc[("x", "gaussian_noise"), ce.ZSL_RATIO])
 
     out = ce.category_table(imagenet_c, None, clean, {"m+tvm": "m"})
     got = out.set_index(["model", "category", "metric"])["value"]
     assert got[("m", "noise", ce.ZSL_RATIO)] == pytest.approx(37.5)
     assert got[("m", "blur", ce.ZSL_RATIO)] == pytest.approx(0.0)
-    assert got[("m+tvm", "noise", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(12.5)
-    assert got[("m+tvm", "blur", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(-50.0)
+    assert got[("m+tvm", "noise", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(-12.5)
+    assert got[("m+tvm", "blur", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(50.0)
     assert ("m", "noise", ce.ZSL_DEFENSE_RATIO) not in got.index
     assert ("x", "noise", ce.ZSL_RATIO) not in got.index
     assert set(out.loc[out["metric"] == ce.ZSL_RATIO, "source"]) == {"imagenet_c"}

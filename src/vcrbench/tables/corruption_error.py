@@ -57,8 +57,8 @@ IMAGENET_C_CATEGORY_METRICS = ("accuracy", "consistency")
 #: Yucel et al.'s ratio of reduction: 100 · (clean accuracy − corrupted accuracy) / clean accuracy,
 #: averaged over a category's corruptions and severities (positive: accuracy lost).
 ZSL_RATIO = "zsl_ratio_of_reduction"
-#: Its defense version: 100 · (defended − undefended corrupted accuracy) / undefended clean
-#: accuracy, averaged the same way (positive: the defense recovers accuracy).
+#: Its defense version: 100 · (undefended − defended corrupted accuracy) / undefended clean
+#: accuracy, averaged the same way (positive: accuracy the defense loses, as the name says).
 ZSL_DEFENSE_RATIO = "zsl_defense_ratio_of_reduction"
 
 
@@ -228,7 +228,7 @@ def zsl_ratios(
         base_clean = clean_accuracy.get((base, space), np.nan)
         base_acc = acc.get((base, space, corruption))
         if base_acc is not None and base_clean > 0 and not np.isnan(a - base_acc).any():
-            row[ZSL_DEFENSE_RATIO] = float(np.mean(100.0 * (a - base_acc) / base_clean))
+            row[ZSL_DEFENSE_RATIO] = float(np.mean(100.0 * (base_acc - a) / base_clean))
         rows.append(row)
     return pd.DataFrame(
         rows, columns=["model", "label_space", "corruption", ZSL_RATIO, ZSL_DEFENSE_RATIO]

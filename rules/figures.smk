@@ -75,6 +75,11 @@ rule corruption_categories:
         imagenet_c=(
             [paths.IMAGENET_C_ACCURACY] if PLAN.imagenet_c_prediction_files() else []
         ),
+        # the clean accuracy on the ImageNet-C images (Yucel et al.'s ratio of reduction)
+        predictions=PLAN.imagenet_c_prediction_files,
+        clean=(
+            PLAN.clean_prediction_files if PLAN.imagenet_c_prediction_files() else []
+        ),
     output:
         report(
             paths.CORRUPTION_CATEGORIES,
@@ -84,6 +89,9 @@ rule corruption_categories:
         ),
     resources:
         **PLAN.resources("corruption_categories"),
+    params:
+        dataset_label_space=PLAN.dataset_label_space,
+        defense_pairs=PLAN.defense_pairs,
     script:
         "../workflow/scripts/corruption_categories.py"
 

@@ -368,7 +368,7 @@ CORRUPTION_CATEGORY: dict[str, str] = {
     "gaussian_noise": "noise", "shot_noise": "noise", "impulse_noise": "noise",
     "uniform_noise": "noise",
     "defocus_blur": "blur", "glass_blur": "blur", "motion_blur": "blur", "zoom_blur": "blur",
-    "gaussian_blur": "blur", "blur": "blur", "median_blur": "blur",
+    "gaussian_blur": "blur", "blur": "blur", "median_blur": "blur", "motion_blur_line": "blur",
     "snow": "weather", "frost": "weather", "fog": "weather", "brightness": "weather",
     "contrast": "digital", "elastic_transform": "digital", "pixelate": "digital",
     "jpeg_compression": "digital", "geirhos_contrast": "digital",

@@ -179,3 +179,49 @@ def test_category_table_means_over_corruptions_with_values(tmp_path):
     metrics.to_csv(tmp_path / "m.csv", index=False)
     written = ce.write_category_table(tmp_path / "m.csv", None, tmp_path / "cat.csv")
     assert set(written["source"]) == {"vcr"}
+
+
+def test_zsl_ratio_of_reduction_by_hand():
+    # Clean accuracy 0.8. Gaussian noise loses 0.2 at every severity: 25 %; shot noise loses
+    # 0.1, 0.2, 0.4, 0.5, 0.8 over the severities, mean 0.4: 50 %. Noise: 37.5 %. Defocus: 0 %.
+    imagenet_c = accuracy_table(
+        accuracy_rows("m", "gaussian_noise", [0.6] * 5)
+        + accuracy_rows("m", "shot_noise", [0.7, 0.6, 0.4, 0.3, 0.0])
+        + accuracy_rows("m", "defocus_blur", [0.8] * 5)
+        # The defended model: clean 0.5 (the defense costs clean accuracy), gaussian noise 0.7 at
+        # every severity (0.1 over m's 0.6: a reduction of −12.5 % of m's clean 0.8), shot noise 0.5
+        # at every severity (−0.2, −0.1, +0.1, +0.2, +0.5 against m, mean +0.1: −12.5 %): noise
+        # −12.5 %; defocus 0.4 (0.4 lost: +50 %).
+        + accuracy_rows("m+tvm", "gaussian_noise", [0.7] * 5)
+        + accuracy_rows("m+tvm", "shot_noise", [0.5] * 5)
+        + accuracy_rows("m+tvm", "defocus_blur", [0.4] * 5)
+        # no clean accuracy given: no ratio
+        + accuracy_rows("x", "gaussian_noise", [0.1] * 5)
+    )
+    clean = {("m", "imagenet1k"): 0.8, ("m+tvm", "imagenet1k"): 0.5}
+    per = ce.zsl_ratios(imagenet_c, clean, {"m+tvm": "m"}).set_index(["model", "corruption"])
+    assert per.loc[("m", "gaussian_noise"), ce.ZSL_RATIO] == pytest.approx(25.0)
+    assert per.loc[("m", "shot_noise"), ce.ZSL_RATIO] == pytest.approx(50.0)
+    assert np.isnan(per.loc[("m", "shot_noise"), ce.ZSL_DEFENSE_RATIO])  # m has no twin
+    assert per.loc[("m+tvm", "gaussian_noise"), ce.ZSL_RATIO] == pytest.approx(-40.0)
+    assert per.loc[("m+tvm", "shot_noise"), ce.ZSL_DEFENSE_RATIO] == pytest.approx(-12.5)
+    assert np.isnan(per.loc[("x", "gaussian_noise"), ce.ZSL_RATIO])
+
+    out = ce.category_table(imagenet_c, None, clean, {"m+tvm": "m"})
+    got = out.set_index(["model", "category", "metric"])["value"]
+    assert got[("m", "noise", ce.ZSL_RATIO)] == pytest.approx(37.5)
+    assert got[("m", "blur", ce.ZSL_RATIO)] == pytest.approx(0.0)
+    assert got[("m+tvm", "noise", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(-12.5)
+    assert got[("m+tvm", "blur", ce.ZSL_DEFENSE_RATIO)] == pytest.approx(50.0)
+    assert ("m", "noise", ce.ZSL_DEFENSE_RATIO) not in got.index
+    assert ("x", "noise", ce.ZSL_RATIO) not in got.index
+    assert set(out.loc[out["metric"] == ce.ZSL_RATIO, "source"]) == {"imagenet_c"}
+    # Without clean accuracies the table is as before: no ratio rows.
+    assert set(ce.category_table(imagenet_c)["metric"]) == {"accuracy", "consistency"}
+
+
+def test_zsl_ratio_needs_all_five_severities():
+    rows = accuracy_rows("m", "gaussian_noise", [0.6] * 5)
+    imagenet_c = accuracy_table([r for r in rows if r[3] != "3"])
+    per = ce.zsl_ratios(imagenet_c, {("m", "imagenet1k"): 0.8})
+    assert per.empty

@@ -52,6 +52,8 @@ IMAGENET_C = {
     "brightness",
     "frost",
 }
+#: The built-ins beyond the paper's 14 names that this module checks like them.
+BUILTIN = PAPER_14 | {"motion_blur_line"}
 NOISE = {"gaussian_noise", "shot_noise", "impulse_noise", "uniform_noise"}
 BLUR = {"blur", "median_blur", "gaussian_blur", "glass_blur", "defocus_blur"}
 # Corruptions whose identity parameters are not an exact identity (see the domains file).
@@ -140,7 +142,7 @@ def test_imagenet_c_severities_are_the_published_ones():
 
 def test_every_builtin_has_a_calibrated_domain_with_its_reason_and_contains_imagenet_c():
     domains = calibrated_domains()
-    for name in PAPER_14:
+    for name in BUILTIN:
         c = get_corruption(name)
         entry = domains[name]
         assert set(entry["domain"]) == set(c.param_names)
@@ -287,7 +289,7 @@ def test_register_corruption_decorator_and_direct_call(image):
 # --------------------------------------------------------------------------- every corruption
 
 
-@pytest.mark.parametrize("name", sorted(PAPER_14))
+@pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_apply_shape_determinism_and_identity(name, image):
     c = get_corruption(name)
     params = mid_params(c)
@@ -487,6 +489,93 @@ def test_odd_kernel_sizes_interpolate(name, image224):
     mid = c.apply(image224, {"ksize": 6.0}, 0).astype(float)
     expected = np.rint(0.5 * op(image224, 5).astype(float) + 0.5 * op(image224, 7))
     np.testing.assert_array_equal(mid, expected)
+
+
+def _line_ends(case: dict) -> dict[str, float]:
+    """The parameters of ``motion_blur_line`` that give Albumentations 0.5.2's draws ``case``
+    (the centre of each draw's interval of fractions)."""
+    k, xs, ys, xe, ye = (case[key] for key in ("ksize", "xs", "ys", "xe", "ye"))
+    if xs == xe:  # ye is the (ye - [ye > ys])-th of the k - 1 rows other than ys
+        y1 = (ye - (ye > ys) + 0.5) / (k - 1)
+    else:
+        y1 = (ye + 0.5) / k
+    return {
+        "ksize": float(k),
+        "x0": (k - 1 - xs + 0.5) / k,
+        "y0": (k - 1 - ys + 0.5) / k,
+        "x1": (xe + 0.5) / k,
+        "y1": y1,
+    }
+
+
+@pytest.fixture(scope="module")
+def motion_blur_052() -> list[dict]:
+    """Kernels that Albumentations 0.5.2's ``MotionBlur(blur_limit=50)`` drew, with its draws."""
+    path = __import__("pathlib").Path(__file__).parent / "data/albumentations_052_motion_blur.json"
+    return json.loads(path.read_text())["cases"]
+
+
+def test_motion_blur_line_kernel_is_albumentations_052s(motion_blur_052):
+    from vcrbench.corruptions.albu import line_kernel
+
+    assert any(case["xs"] == case["xe"] for case in motion_blur_052)  # the distinct-rows rule
+    for case in motion_blur_052:
+        p = _line_ends(case)
+        kernel = line_kernel(case["ksize"], *(p[k] for k in ("x0", "y0", "x1", "y1")))
+        assert kernel.shape == (case["ksize"],) * 2 and kernel.dtype == np.float32
+        assert np.argwhere(kernel > 0).tolist() == case["pixels"], case
+        np.testing.assert_allclose(kernel[kernel > 0], case["value"], rtol=1e-6)
+
+
+def test_motion_blur_line_is_albumentations_motion_blur_at_odd_sizes(motion_blur_052, image224):
+    import albumentations as A
+
+    from vcrbench.corruptions.albu import line_kernel
+
+    c = get_corruption("motion_blur_line", {"domain_set": "paper"})
+    apply = A.MotionBlur(blur_limit=(3, 49), p=1.0).apply  # 2.0.8: OpenCV filter2D
+    for case in motion_blur_052[:3]:
+        p = _line_ends(case)
+        kernel = np.zeros((case["ksize"],) * 2, dtype=np.float32)
+        kernel[tuple(np.array(case["pixels"]).T)] = case["value"]
+        np.testing.assert_array_equal(c.apply(image224, p, 0), apply(image224, kernel=kernel))
+    # Between odd sizes: the two results interpolated, the same ends at both sizes.
+    ends = {"x0": 0.9, "y0": 0.2, "x1": 0.7, "y1": 0.6}
+    at = {k: apply(image224, kernel=line_kernel(k, *ends.values())).astype(float) for k in (5, 7)}
+    np.testing.assert_array_equal(
+        c.apply(image224, {"ksize": 6.5, **ends}, 0), np.rint(0.25 * at[5] + 0.75 * at[7])
+    )
+
+
+def test_motion_blur_line_is_reproducible_from_its_recorded_parameters(clean_set):
+    from vcrbench import sampling
+
+    c = get_corruption("motion_blur_line", {"domain_set": "paper"})
+    m = sampling.make_manifest(c, clean_set, 12, 12, seed=3, mode="parameter-uniform")
+    assert set(c.param_columns) <= set(m.columns)
+    assert m["param.ksize"].between(3, 49).all() and m["param.x0"].between(0, 1).all()
+    ids = m["image_id"].tolist()
+    images = clean_set.images(ids)
+    row = m.iloc[0]
+    params = {
+        name: float(row[col]) for name, col in zip(c.param_names, c.param_columns, strict=True)
+    }
+    first = c.apply(images[0], params, int(row["seed"]))
+    # The same pixels from the recorded row alone, whatever the seed (no hidden draw).
+    np.testing.assert_array_equal(first, c.apply(images[0].copy(), params, int(row["seed"]) + 1))
+    again = sampling.make_manifest(c, clean_set, 12, 12, seed=3, mode="parameter-uniform")
+    assert again.equals(m)
+
+
+def test_motion_blur_line_dv_grows_with_the_kernel(image224):
+    from vcrbench.vif import delta_v
+
+    c = get_corruption("motion_blur_line")
+    diagonal = {"x0": 1.0, "y0": 1.0, "x1": 1.0, "y1": 1.0}
+    sizes = [3.0, 7.0, 15.0, 31.0, 49.0]
+    out = np.stack([c.apply(image224, {"ksize": k, **diagonal}, 0) for k in sizes])
+    dv = delta_v(np.repeat(image224[None], len(sizes), 0), out, variant="kumar")[1]
+    assert np.all(np.diff(dv) > 0) and dv[0] < 0.4 and dv[-1] > 0.8, dv
 
 
 def test_albumentations_colour_corruptions_use_its_functions(image224):

@@ -133,7 +133,7 @@ def test_real_vif_is_deterministic_bounded_and_names_unreachable_bins(clean_set,
 
 def test_paper_domain_set_names_its_source_for_every_corruption():
     paper = domain_set("paper")
-    assert len(paper) == 14
+    assert len(paper) == 15  # the 14, motion blur twice (ImageNet-C's and the toolbox's line)
     for name, entry in paper.items():
         assert "transformations.py" in entry["source"], name
         assert entry["chosen"], name
@@ -142,6 +142,28 @@ def test_paper_domain_set_names_its_source_for_every_corruption():
         assert "domain set 'paper'" in corruption.reason
     assert get_corruption("shot_noise", {"domain_set": "paper"}).domain == {"photons": (1.0, 5.0)}
     assert get_corruption("gaussian_noise", {"domain_set": "paper"}).domain["sigma"][1] == 1.0
+    line = get_corruption("motion_blur_line", {"domain_set": "paper"})
+    assert line.domain == {
+        "ksize": (3.0, 49.0),
+        **{k: (0.0, 1.0) for k in ("x0", "y0", "x1", "y1")},
+    }
+    assert "Motion_Blur: MotionBlur(blur_limit=50" in paper["motion_blur_line"]["source"]
+
+
+def test_paper_config_draws_motion_blur_with_the_toolbox_line_kernel(clean_set):
+    import yaml
+
+    from tests.support.shipped import REPO
+    from vcrbench.vocab import CORRUPTION_CATEGORY
+
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    assert {"motion_blur", "motion_blur_line"} <= set(paper["corruptions"])
+    assert paper["sampling"]["domain_set"] == "paper"
+    options = plan_config.corruption_options(paper, "motion_blur_line")
+    c = get_corruption("motion_blur_line", options)
+    assert c.domain["ksize"] == (3.0, 49.0) and CORRUPTION_CATEGORY[c.name] == "blur"
+    m = sampling.make_manifest(c, clean_set, 20, 20, seed=0, mode="parameter-uniform")
+    assert m["param.ksize"].between(3.0, 49.0).all() and m["param.ksize"].std() > 5
 
 
 def test_domain_sets_default_override_and_errors():

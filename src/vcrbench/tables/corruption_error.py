@@ -17,7 +17,9 @@ the missing corruptions, never an ``mCE`` row.
 Categories (noise, blur, weather, digital, and ``other``: :data:`~vcrbench.vocab.CORRUPTION_CATEGORY`)
 aggregate as Yucel et al.'s zero-shot study reports them: the mean over the category's corruptions
 of a per-corruption value, for CE here and for ImageNet-C accuracy and the VCR metrics in
-:func:`category_table`.
+:func:`category_table`. That study's own quantity, its "ratio of reduction", is there too
+(:data:`ZSL_RATIO`, :data:`ZSL_DEFENSE_RATIO`): per cent of the clean accuracy, averaged over the
+category's corruptions and the five severities.
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ VCR_CATEGORY_METRICS = (
 )  # fmt: skip
 #: Metrics of the ImageNet-C accuracy table (its severity-mean rows) that it averages.
 IMAGENET_C_CATEGORY_METRICS = ("accuracy", "consistency")
+#: Yucel et al.'s ratio of reduction: 100 · (clean accuracy − corrupted accuracy) / clean accuracy,
+#: averaged over a category's corruptions and severities (positive: accuracy lost).
+ZSL_RATIO = "zsl_ratio_of_reduction"
+#: Its defense version: 100 · (undefended − defended corrupted accuracy) / undefended clean
+#: accuracy, averaged the same way (positive: accuracy the defense loses, as the name says).
+ZSL_DEFENSE_RATIO = "zsl_defense_ratio_of_reduction"
 
 
 def category(corruption: str) -> str:
@@ -182,18 +190,70 @@ def _category_rows(source, table, metrics) -> list[dict]:
     return rows
 
 
+def _by_severity(imagenet_c: pd.DataFrame) -> dict[tuple[str, str, str], np.ndarray]:
+    """``{(model, label space, corruption): accuracy at severities 1..5}`` where all five exist."""
+    rows = imagenet_c[imagenet_c["severity"].astype(str) != "mean"]
+    out = {}
+    for key, group in rows.groupby(["model", "label_space", "corruption"]):
+        by_sev = dict(
+            zip(group["severity"].astype(int), group["accuracy"].astype(float), strict=True)
+        )
+        if sorted(by_sev) == list(SEVERITIES):
+            out[key] = np.array([by_sev[s] for s in SEVERITIES])
+    return out
+
+
+def zsl_ratios(
+    imagenet_c: pd.DataFrame,
+    clean_accuracy: Mapping[tuple[str, str], float],
+    defense_pairs: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Yucel et al.'s ratios of reduction per model, label space and corruption (columns
+    :data:`ZSL_RATIO`, :data:`ZSL_DEFENSE_RATIO`), per cent, each the mean over the five severities.
+
+    ``clean_accuracy``: ``{(model, label space): accuracy}`` on the clean images of its ImageNet-C
+    sets; a model or label space without one (or with 0) gets no ratio. ``defense_pairs``:
+    ``{defended model: undefended model}``; a defended model's :data:`ZSL_DEFENSE_RATIO` compares
+    its corrupted accuracy with the undefended model's at each severity, over the undefended
+    model's clean accuracy.
+    """
+    acc = _by_severity(imagenet_c)
+    rows = []
+    for (model, space, corruption), a in sorted(acc.items()):
+        row = {"model": model, "label_space": space, "corruption": corruption}
+        clean = clean_accuracy.get((model, space), np.nan)
+        if clean > 0 and not np.isnan(a).any():
+            row[ZSL_RATIO] = float(np.mean(100.0 * (clean - a) / clean))
+        base = (defense_pairs or {}).get(model)
+        base_clean = clean_accuracy.get((base, space), np.nan)
+        base_acc = acc.get((base, space, corruption))
+        if base_acc is not None and base_clean > 0 and not np.isnan(a - base_acc).any():
+            row[ZSL_DEFENSE_RATIO] = float(np.mean(100.0 * (base_acc - a) / base_clean))
+        rows.append(row)
+    return pd.DataFrame(
+        rows, columns=["model", "label_space", "corruption", ZSL_RATIO, ZSL_DEFENSE_RATIO]
+    )
+
+
 def category_table(
-    imagenet_c: pd.DataFrame | None = None, vcr_metrics: pd.DataFrame | None = None
+    imagenet_c: pd.DataFrame | None = None,
+    vcr_metrics: pd.DataFrame | None = None,
+    clean_accuracy: Mapping[tuple[str, str], float] | None = None,
+    defense_pairs: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Means by corruption category (:data:`~vcrbench.vocab.CATEGORY_COLUMNS`, long format):
     ImageNet-C accuracy and consistency (the severity-mean rows, ``source = "imagenet_c"``) and
     the VCR metrics (R̂, HMRI, MRSI, and the zero-shot R̂ where present; ``source = "vcr"``), per
     model and label space. A metric's mean is over the category's corruptions where it has a value;
-    ``corruptions`` names them."""
+    ``corruptions`` names them. With ``clean_accuracy`` (and ``defense_pairs``) the ImageNet-C rows
+    add Yucel et al.'s ratios of reduction (:func:`zsl_ratios`), per cent."""
     rows: list[dict] = []
     if imagenet_c is not None and len(imagenet_c):
         means = imagenet_c[imagenet_c["severity"].astype(str) == "mean"]
         rows += _category_rows("imagenet_c", means, IMAGENET_C_CATEGORY_METRICS)
+        if clean_accuracy:
+            ratios = zsl_ratios(imagenet_c, clean_accuracy, defense_pairs)
+            rows += _category_rows("imagenet_c", ratios, (ZSL_RATIO, ZSL_DEFENSE_RATIO))
     if vcr_metrics is not None and len(vcr_metrics):
         rows += _category_rows("vcr", vcr_metrics, VCR_CATEGORY_METRICS)
     return pd.DataFrame(rows, columns=CATEGORY_COLUMNS)
@@ -225,9 +285,11 @@ def write_category_table(
     metrics_path: str | os.PathLike,
     imagenet_c_path: str | os.PathLike | None,
     out_path: str | os.PathLike,
+    clean_accuracy: Mapping[tuple[str, str], float] | None = None,
+    defense_pairs: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """:func:`category_table` of the VCR metrics table and (where given) the ImageNet-C one."""
     imagenet_c = None if imagenet_c_path is None else read_imagenet_c_accuracy(imagenet_c_path)
-    table = category_table(imagenet_c, pd.read_csv(metrics_path))
+    table = category_table(imagenet_c, pd.read_csv(metrics_path), clean_accuracy, defense_pairs)
     io.write_csv(table, out_path)
     return table

@@ -11,6 +11,7 @@ Prints three tables (a script that prints figures, not a test):
    sizes of the test set (same shard size): memory is bounded by the batch/shard, not N.
 
     python benchmarks/bench_generation.py [--per-corruption 64] [--stage-shard 1000] [--shard-size 64]
+        [--corruptions a,b] [--figures-out benchmarks/figures/generation.json]
 
 Parameters are drawn parameter-uniformly from the calibrated domains; the clean set is the
 embedded images (224², resized and cropped as for ImageNet). The machine's load is printed:
@@ -76,7 +77,7 @@ class Timed:
             self.seconds += time.perf_counter() - start
 
 
-def per_corruption(clean: CleanSet, n: int, out: Path) -> dict:
+def per_corruption(clean: CleanSet, n: int, out: Path, names: list[str] | None = None) -> dict:
     print(f"\n## 1. One core, per corruption ({n} images of 224x224 each, load {load()})")
     print(
         f"{'corruption':22s} {'img/s':>7s} {'ms/img':>7s} {'corrupt':>8s} {'dv':>6s} {'write':>6s}"
@@ -85,7 +86,7 @@ def per_corruption(clean: CleanSet, n: int, out: Path) -> dict:
     measure.corrupt_batch, measure.visual_change = corrupt, dv_timer
     rates, figures = [], {}
     try:
-        for name in list_corruptions():
+        for name in names or list_corruptions():
             c = get_corruption(name)
             m = sampling.make_manifest(c, clean, n, n, seed=0, mode="parameter-uniform")
             # Warm-up (numba compilation, FFT plans) outside the timing.
@@ -118,12 +119,20 @@ def per_corruption(clean: CleanSet, n: int, out: Path) -> dict:
     return figures
 
 
-def write_figures(path: Path, figures: dict, n: int, load_before: str) -> None:
+def write_figures(path: Path, figures: dict, n: int, load_before: str, merge: bool) -> None:
     """The per-corruption figures as JSON, with the machine, date and load they were measured at
-    (``scripts/plan_cost.py`` reads them)."""
+    (``scripts/plan_cost.py`` reads them). With ``merge`` (some corruptions measured, not all),
+    their entries are added to (or replace those in) the file, each with its own date and load."""
     import datetime
     import json
 
+    if merge and path.is_file():
+        doc = json.loads(path.read_text())
+        when = f"{datetime.date.today().isoformat()}, load {load_before} before, {load()} after"
+        doc["corruptions"].update({k: {**v, "measured": when} for k, v in figures.items()})
+        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        print(f"figures of {', '.join(figures)} merged into {path}")
+        return
     doc = {
         "what": (
             "generate_shard on one core per corruption: milliseconds per 224x224 image for the "
@@ -244,6 +253,12 @@ def main() -> None:
     parser.add_argument("--shard-size", type=int, default=64)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip (1,2,3)")
     parser.add_argument(
+        "--corruptions",
+        default="",
+        help="comma-separated corruptions for part 1 (default: all); with --figures-out their "
+        "figures are merged into the file",
+    )
+    parser.add_argument(
         "--figures-out",
         type=Path,
         default=None,
@@ -264,9 +279,10 @@ def main() -> None:
         if "1" not in skip:
             (tmp / "one").mkdir()
             before = load()
-            figures = per_corruption(clean, args.per_corruption, tmp / "one")
+            names = [c for c in args.corruptions.split(",") if c]
+            figures = per_corruption(clean, args.per_corruption, tmp / "one", names)
             if args.figures_out is not None:
-                write_figures(args.figures_out, figures, args.per_corruption, before)
+                write_figures(args.figures_out, figures, args.per_corruption, before, bool(names))
         if "2" not in skip:
             (tmp / "stage").mkdir()
             stage(clean_dir, clean, args.stage_shard, tmp / "stage")

@@ -4,6 +4,8 @@
 import sys
 
 from vcrbench import io
+from vcrbench.errors import ModelConfigError
+from vcrbench.models import checks as model_checks
 from vcrbench.plan import runlock
 
 RUN = runlock.start(workflow)
@@ -13,7 +15,20 @@ onstart:
     runlock.started(workflow, RUN)
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
-    check_models_before_any_job(workflow)
+    try:
+        checked = model_checks.check_planned(
+            workflow.dag.jobs,
+            vplan.checks.model_check_entries(PLAN.config),
+            paths.CHECK_MODELS,
+        )
+    except ModelConfigError:
+        runlock.ended(RUN)
+        raise
+    if checked:
+        print(
+            f"vcrbench: model entries checked: {', '.join(checked)}",
+            file=sys.stderr,
+        )
 
 
 onsuccess:
@@ -31,25 +46,6 @@ onerror:
 # before it starts or submits any (a dry run imports no model library). Each entry is checked
 # once, as it is: results/checks/models.json records the checked entries, so adding a model checks
 # that model, and, being no job's output, reruns nothing else.
-
-
-def check_models_before_any_job(workflow):
-    """Check the configured model entries not checked yet, when a planned job uses a model; a
-    model at fault stops the run here, naming its config key, with no job started."""
-    if not any("model" in job.wildcards_dict for job in workflow.dag.jobs):
-        return
-    from vcrbench.errors import ModelConfigError
-    from vcrbench.models.checks import check_before_run
-
-    try:
-        checked = check_before_run(
-            vplan.checks.model_check_entries(PLAN.config), paths.CHECK_MODELS
-        )
-    except ModelConfigError as exc:
-        runlock.ended(RUN)
-        raise ModelConfigError(f"{exc}. No job was started.") from None
-    if checked:
-        print(f"vcrbench: model entries checked: {', '.join(checked)}", file=sys.stderr)
 
 
 rule check_images:

@@ -22,7 +22,7 @@ LAYERS = [
     {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance", "kappa"},  # foundation (leaves)
     {"vif", "corruptions", "labels", "runtime", "defenses"},  # registries and primitives
     {"datasets", "imagefiles", "layouts", "models", "measure"},  # inputs: images, labels, models, Δv
-    {"sampling", "sampling_stratified", "testset", "coverage"},  # stage I: test sets
+    {"sampling", "sampling_dvuniform", "sampling_stratified", "testset", "coverage"},  # stage I: test sets
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics
     {"humans"},  # stage II: human curves (through the estimator)

@@ -41,3 +41,26 @@ def visual_change(
     if not (np.all(np.isfinite(vif)) and np.all(np.isfinite(dv))):
         raise ValueError("VIF returned a non-finite value")
     return vif, dv
+
+
+def samples_dv(
+    corruption: Corruption,
+    clean_set,
+    image_ids: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    seeds: np.ndarray,
+    vif_variant: str,
+    device,
+    batch_size: int,
+) -> np.ndarray:
+    """Δv of the given samples (images of ``clean_set`` by id, their parameters and seeds),
+    corrupted exactly as their shard will corrupt them, ``batch_size`` at a time."""
+    out = np.empty(len(image_ids))
+    for start in range(0, len(image_ids), batch_size):
+        sel = slice(start, start + batch_size)
+        clean = clean_set.images(list(image_ids[sel]))
+        corrupted = corrupt_batch(
+            corruption, clean, {k: v[sel] for k, v in params.items()}, seeds[sel]
+        )
+        out[sel] = visual_change(clean, corrupted, vif_variant, device)[1]
+    return out

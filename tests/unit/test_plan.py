@@ -244,7 +244,7 @@ def test_aggregating_jobs_group_their_inputs_by_wildcard():
     assert list(pairs) == [("b", "frost"), ("b", "contrast"), ("a", "frost"), ("a", "contrast")]
     assert all(len(v) == 2 for v in pairs.values())
     clean = [P.fill(P.PREDICTIONS_CLEAN, model=m) for m in ("b", "a")]
-    assert P.index(P.PREDICTIONS_CLEAN, clean, "model") == dict(zip(("b", "a"), clean))
+    assert P.index(P.PREDICTIONS_CLEAN, clean, "model") == dict(zip(("b", "a"), clean, strict=True))
     with pytest.raises(ValueError, match="not a path of the form"):
         P.group(P.SHARD, files, "corruption")
 

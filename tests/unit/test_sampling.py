@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import coverage, measure, sampling
+from vcrbench import coverage, measure, sampling, sampling_dvuniform
 from vcrbench.corruptions import Param, build_corruption, get_corruption
 
 
@@ -128,7 +128,7 @@ def test_monotone_map_fits_and_inverts():
     gen = np.random.default_rng(0)
     t = gen.random(400)
     v = np.sqrt(t) + gen.normal(0, 0.02, t.size)
-    m = sampling.MonotoneMap.fit(t, v)
+    m = sampling_dvuniform.MonotoneMap.fit(t, v)
     assert np.all(np.diff(m.t) > 0) and np.all(np.diff(m.v) > 0)
     grid = np.linspace(0.05, 0.95, 19)
     assert np.abs(m(grid) - np.sqrt(grid)).max() < 0.05
@@ -136,16 +136,16 @@ def test_monotone_map_fits_and_inverts():
     np.testing.assert_allclose(m(m.inverse(targets)), targets, atol=1e-9)
     # Beyond the knots: extended to the ends of the path, (0, 0) and (1, high + REACH).
     assert m.inverse([-5.0])[0] == 0.0 and m.inverse([5.0])[0] == 1.0
-    assert m.t[-1] < m.inverse([m.high + sampling.REACH / 2])[0] < 1.0
+    assert m.t[-1] < m.inverse([m.high + sampling_dvuniform.REACH / 2])[0] < 1.0
 
 
 def test_monotone_map_with_plateaus_and_constants():
     t = np.linspace(0, 1, 11)
     v = np.array([0, 0, 0, 0.2, 0.4, 1, 1, 1, 1, 1, 1.0])
-    m = sampling.MonotoneMap.fit(t, v)
+    m = sampling_dvuniform.MonotoneMap.fit(t, v)
     assert m.v.tolist() == [0.0, 0.2, 0.4, 1.0]
     assert m.t[0] == pytest.approx(0.1) and m.t[-1] == pytest.approx(0.75)
-    flat = sampling.MonotoneMap.fit(t, np.full(11, 0.3))
+    flat = sampling_dvuniform.MonotoneMap.fit(t, np.full(11, 0.3))
     assert flat.low == flat.high == pytest.approx(0.3)
     np.testing.assert_allclose(flat.inverse([0.1, 0.3, 0.9]), [0.5 / 3, 0.5, 1.0])
 

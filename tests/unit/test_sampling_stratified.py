@@ -40,7 +40,7 @@ def measure_manifest(corruption, clean_set, frame, batch_size):
     """Δv of a manifest's samples, corrupted as their shard corrupts them."""
     params = {p: frame[f"param.{p}"].to_numpy() for p in corruption.param_names}
     images, seeds = frame["image_id"].to_numpy(), frame["seed"].to_numpy()
-    return sampling._measure(
+    return measure.samples_dv(
         corruption, clean_set, images, params, seeds, "kumar", None, batch_size
     )
 

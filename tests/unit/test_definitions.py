@@ -56,6 +56,9 @@ def test_paper_config_matches_the_paper_where_it_can(tmp_path):
     assert rows["parameter domains C of the corruptions"]["matches_paper"] == "yes"
     assert rows["error consistency over observers"]["matches_paper"] == "yes"
     assert rows["coverage threshold"]["matches_paper"] == "yes"
+    motion = rows["motion blur of the VCR sets"]
+    assert motion["this_run"] == "motion_blur_line, motion_blur"
+    assert motion["matches_paper"] == "yes" and "ImageNet-C sets" in motion["note"]
     human = rows["human reference data"]
     assert human["matches_paper"] == "no"
     assert "no VCR human data were released" in human["note"]
@@ -72,3 +75,18 @@ def test_rows_read_the_validated_config(tmp_path):
     del cfg["estimation"]["spline"]
     with pytest.raises(KeyError, match="estimation.spline"):
         definitions.definitions(cfg)
+
+
+@pytest.mark.parametrize(
+    ("names", "this_run", "matches"),
+    [
+        (["motion_blur"], "motion_blur", "no"),  # ImageNet-C's motion blur for the VCR sets
+        (["motion_blur_line"], "motion_blur_line", "yes"),
+        (["frost"], "none", "yes"),  # nothing to differ in
+    ],
+)
+def test_the_motion_blur_row_names_the_function_of_the_vcr_sets(tmp_path, names, this_run, matches):
+    cfg = copy.deepcopy(config_of("config.yaml", tmp_path))
+    cfg["corruptions"] = {name: {} for name in names}
+    row = by_definition(cfg)["motion blur of the VCR sets"]
+    assert (row["this_run"], row["matches_paper"]) == (this_run, matches)

@@ -53,6 +53,7 @@ def _sampling_rows(config: Mapping) -> list[dict]:
     domains = _get(config, "sampling.domain_set")
     mode = _get(config, "sampling.mode")
     return [
+        _motion_blur_row(_get(config, "corruptions")),
         _row(
             "parameter domains C of the corruptions",
             "the authors' code (HuakunShen/VCR)",
@@ -77,6 +78,29 @@ def _sampling_rows(config: Mapping) -> list[dict]:
             }.get(mode, ""),
         ),
     ]
+
+
+def _motion_blur_row(corruptions: Mapping) -> dict:
+    """Which motion blur the VCR sets use: the authors' toolbox generates Albumentations 0.5's
+    line kernel (``motion_blur_line``); ``motion_blur`` is ImageNet-C's (its ImageNet-C sets)."""
+    line, imagenet_c = "motion_blur_line" in corruptions, "motion_blur" in corruptions
+    this_run = ", ".join(n for n in ("motion_blur_line", "motion_blur") if n in corruptions)
+    if line:
+        note = (
+            "motion_blur too: its ImageNet-C sets (and a VCR set of its own)" if imagenet_c else ""
+        )
+    elif imagenet_c:
+        note = "ImageNet-C's motion blur for the VCR sets too; the authors' is motion_blur_line"
+    else:
+        note = "no motion blur in this run"
+    return _row(
+        "motion blur of the VCR sets",
+        "Albumentations' line-kernel MotionBlur (blur_limit 50), the authors' generator",
+        this_run or "none",
+        "corruptions",
+        line or not imagenet_c,
+        note,
+    )
 
 
 def _curve_rows(config: Mapping) -> list[dict]:

@@ -145,6 +145,22 @@ def test_write_mce_table_counts_the_clean_error_on_the_imagenet_c_images(tmp_pat
         ce.clean_errors({}, {"m": ["a"]})
 
 
+def test_clean_accuracies_are_on_the_imagenet_c_images_and_skip_unlabelled_models(tmp_path):
+    clean = pd.DataFrame(
+        {"image_id": ["a", "b", "c", "d"], "label": [1, 2, 3, -1], "pred": [1, 0, 3, 5]}
+    )
+    io.write_parquet(clean, tmp_path / "clean.parquet")
+    io.write_parquet(pd.DataFrame({"image_id": ["a", "b", "d"] * 5}), tmp_path / "m.parquet")
+    io.write_parquet(pd.DataFrame({"image_id": ["d"] * 5}), tmp_path / "u.parquet")
+    got = ce.clean_accuracies(
+        {"m": [tmp_path / "m.parquet"], "u": [tmp_path / "u.parquet"]},
+        {"m": tmp_path / "clean.parquet", "u": tmp_path / "clean.parquet"},
+        "imagenet1k",
+    )
+    # m: a right, b wrong (c is in no ImageNet-C set, d unlabelled); u: only d, so no ratio
+    assert got == {("m", "imagenet1k"): pytest.approx(0.5)}
+
+
 def test_category_table_means_over_corruptions_with_values(tmp_path):
     imagenet_c = accuracy_table(
         accuracy_rows("m", "gaussian_noise", [0.4] * 5)

@@ -272,13 +272,35 @@ def write_mce_table(
 ) -> pd.DataFrame:
     """:func:`mce_table` from the ImageNet-C accuracy table, each model's ImageNet-C prediction
     files (``{model: [files]}``, for the images its clean error counts) and clean predictions."""
-    image_ids = {
+    errors = clean_errors(clean, _image_ids(predictions))
+    table = mce_table(read_imagenet_c_accuracy(accuracy_path), errors)
+    io.write_csv(table, out_path)
+    return table
+
+
+def _image_ids(predictions: Mapping[str, Sequence[str | os.PathLike]]) -> dict[str, list]:
+    """``{model: the image ids of its ImageNet-C prediction files}`` (``{model: [files]}``)."""
+    return {
         model: [i for f in files for i in io.read_columns(f, ["image_id"])["image_id"]]
         for model, files in predictions.items()
     }
-    table = mce_table(read_imagenet_c_accuracy(accuracy_path), clean_errors(clean, image_ids))
-    io.write_csv(table, out_path)
-    return table
+
+
+def clean_accuracies(
+    predictions: Mapping[str, Sequence[str | os.PathLike]],
+    clean: Mapping[str, str | os.PathLike],
+    label_space: str,
+) -> dict[tuple[str, str], float]:
+    """``{(model, label_space): top-1 accuracy}`` on the clean versions of each model's ImageNet-C
+    images (the images :func:`clean_errors` counts); a model without a labelled clean prediction
+    of them is left out (it gets no ratio of reduction)."""
+    out = {}
+    for model, ids in _image_ids(predictions).items():
+        try:
+            out[(model, label_space)] = 1.0 - clean_errors(clean, {model: ids})[model]
+        except TableError:
+            continue
+    return out
 
 
 def write_category_table(
@@ -288,7 +310,8 @@ def write_category_table(
     clean_accuracy: Mapping[tuple[str, str], float] | None = None,
     defense_pairs: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """:func:`category_table` of the VCR metrics table and (where given) the ImageNet-C one."""
+    """:func:`category_table` of the VCR metrics table and (where given) the ImageNet-C one, with
+    the ratios of reduction where ``clean_accuracy`` (:func:`clean_accuracies`) is given."""
     imagenet_c = None if imagenet_c_path is None else read_imagenet_c_accuracy(imagenet_c_path)
     table = category_table(imagenet_c, pd.read_csv(metrics_path), clean_accuracy, defense_pairs)
     io.write_csv(table, out_path)

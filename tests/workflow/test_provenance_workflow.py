@@ -19,8 +19,10 @@ from vcrbench.plan.versions import VERSIONS, stage
 from .conftest import REPO, snakemake
 from .test_workflow import dry_run, scheduled_jobs
 
-#: What a run writes besides its outputs.
+#: What a run writes besides its outputs: folders, and the record of the model entries checked at
+#: the run's start (paths.CHECK_MODELS, written by no job).
 NOT_OUTPUTS = ("logs", "benchmarks", "provenance")
+RUN_RECORDS = (paths.CHECK_MODELS,)
 #: The rules of a stage whose name is not a rule's.
 STAGE_RULES = {"predict": ("predict_clean", "predict_group", "predict_imagenet_c")}
 #: What a copy of the workflow needs to run.
@@ -32,7 +34,9 @@ def outputs(workdir: Path) -> list[Path]:
     return sorted(
         p
         for p in results.rglob("*")
-        if p.is_file() and p.relative_to(results).parts[0] not in NOT_OUTPUTS
+        if p.is_file()
+        and p.relative_to(results).parts[0] not in NOT_OUTPUTS
+        and p.relative_to(workdir).as_posix() not in RUN_RECORDS
     )
 
 

@@ -203,6 +203,12 @@ def _by_severity(imagenet_c: pd.DataFrame) -> dict[tuple[str, str, str], np.ndar
     return out
 
 
+def _percent(value: float) -> float:
+    """A ratio in per cent to 3 decimals: the accuracies it comes from are read from the ImageNet-C
+    table, written to 6 significant digits, so further digits are rounding noise (4e-05 for 0)."""
+    return round(float(value), 3)
+
+
 def zsl_ratios(
     imagenet_c: pd.DataFrame,
     clean_accuracy: Mapping[tuple[str, str], float],
@@ -223,12 +229,12 @@ def zsl_ratios(
         row = {"model": model, "label_space": space, "corruption": corruption}
         clean = clean_accuracy.get((model, space), np.nan)
         if clean > 0 and not np.isnan(a).any():
-            row[ZSL_RATIO] = float(np.mean(100.0 * (clean - a) / clean))
+            row[ZSL_RATIO] = _percent(np.mean(100.0 * (clean - a) / clean))
         base = (defense_pairs or {}).get(model)
         base_clean = clean_accuracy.get((base, space), np.nan)
         base_acc = acc.get((base, space, corruption))
         if base_acc is not None and base_clean > 0 and not np.isnan(a - base_acc).any():
-            row[ZSL_DEFENSE_RATIO] = float(np.mean(100.0 * (base_acc - a) / base_clean))
+            row[ZSL_DEFENSE_RATIO] = _percent(np.mean(100.0 * (base_acc - a) / base_clean))
         rows.append(row)
     return pd.DataFrame(
         rows, columns=["model", "label_space", "corruption", ZSL_RATIO, ZSL_DEFENSE_RATIO]

@@ -102,17 +102,27 @@ def clean_errors(
     return out
 
 
+def _severity_accuracies(rows: pd.DataFrame) -> tuple[dict[int, float], np.ndarray | None]:
+    """The accuracy table's rows of one model, label space and corruption as ``({severity:
+    accuracy}, accuracies at severities 1..5)``; the array is None unless all five exist (the
+    ``mean`` row is skipped)."""
+    rows = rows[rows["severity"].astype(str) != "mean"]
+    by_sev = dict(zip(rows["severity"].astype(int), rows["accuracy"].astype(float), strict=True))
+    if sorted(by_sev) != list(SEVERITIES):
+        return by_sev, None
+    return by_sev, np.array([by_sev[s] for s in SEVERITIES])
+
+
 def _errors(accuracy: pd.DataFrame, model: str, corruption: str) -> np.ndarray:
     """E_{s,c} for s = 1..5 from the accuracy table's rows of one model and corruption."""
     rows = accuracy[(accuracy["model"] == model) & (accuracy["corruption"] == corruption)]
-    rows = rows[rows["severity"].astype(str) != "mean"]
-    by_sev = dict(zip(rows["severity"].astype(int), rows["accuracy"].astype(float), strict=True))
-    if sorted(by_sev) != list(SEVERITIES) or np.isnan(list(by_sev.values())).any():
+    by_sev, acc = _severity_accuracies(rows)
+    if acc is None or np.isnan(acc).any():
         raise TableError(
             f"mCE: {model!r} on {corruption!r} needs an accuracy at each severity {SEVERITIES}, "
             f"has {sorted(by_sev)}"
         )
-    return 1.0 - np.array([by_sev[s] for s in SEVERITIES])
+    return 1.0 - acc
 
 
 def _mean_row(model, row, corruption, cat, rows, missing) -> dict:
@@ -192,14 +202,11 @@ def _category_rows(source, table, metrics) -> list[dict]:
 
 def _by_severity(imagenet_c: pd.DataFrame) -> dict[tuple[str, str, str], np.ndarray]:
     """``{(model, label space, corruption): accuracy at severities 1..5}`` where all five exist."""
-    rows = imagenet_c[imagenet_c["severity"].astype(str) != "mean"]
     out = {}
-    for key, group in rows.groupby(["model", "label_space", "corruption"]):
-        by_sev = dict(
-            zip(group["severity"].astype(int), group["accuracy"].astype(float), strict=True)
-        )
-        if sorted(by_sev) == list(SEVERITIES):
-            out[key] = np.array([by_sev[s] for s in SEVERITIES])
+    for key, group in imagenet_c.groupby(["model", "label_space", "corruption"]):
+        acc = _severity_accuracies(group)[1]
+        if acc is not None:
+            out[key] = acc
     return out
 
 

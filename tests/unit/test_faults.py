@@ -15,16 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from snakemake.iocontainers import (
-    InputFiles,
-    Log,
-    OutputFiles,
-    Params,
-    ResourceList,
-    Snakemake,
-    Wildcards,
-)
 
+from tests.support.jobs import fake_job
 from vcrbench import io
 from vcrbench.errors import DamagedFileError
 from vcrbench.plan import job, paths, verify
@@ -146,17 +138,10 @@ def test_shards_carry_page_checksums(tmp_path):
         list(shard_batches([path], 4))
 
 
-def fake_job(inputs, outputs, rule="coverage_table") -> Snakemake:
-    return Snakemake(
-        InputFiles(inputs), OutputFiles(outputs), Params(fromdict={"version": 1}), Wildcards(),
-        1, ResourceList(), Log(["results/logs/r/x.log"]), {}, rule, 0,
-    )  # fmt: skip
-
-
 def test_sidecars_hold_the_sha256_that_verify_checks(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     outputs = ["results/tables/x.csv", "results/testsets/c/shard-00000.parquet"]
-    with job.run(fake_job([], outputs)):
+    with job.run(fake_job(outputs, rule="coverage_table")):
         io.write_csv(FRAME, outputs[0])
         io.write_parquet(FRAME, outputs[1])
     rec = json.loads(Path(paths.provenance(outputs[1])).read_text())
@@ -183,7 +168,10 @@ def test_a_job_deletes_a_damaged_input_and_says_so_in_one_line(tmp_path, monkeyp
     shard = "results/testsets/c/shard-00000.parquet"
     io.write_parquet(FRAME, shard)
     flip_bit(Path(shard), 0.3)
-    with pytest.raises(DamagedFileError), job.run(fake_job([shard], ["results/tables/y.csv"])):
+    with (
+        pytest.raises(DamagedFileError),
+        job.run(fake_job(["results/tables/y.csv"], inputs=[shard], rule="coverage_table")),
+    ):
         io.read_parquet(shard)
     line = capsys.readouterr().err.strip()
     assert line.startswith("vcrbench: job coverage_table failed: input " + shard)
@@ -193,7 +181,10 @@ def test_a_job_deletes_a_damaged_input_and_says_so_in_one_line(tmp_path, monkeyp
 
 def test_a_failing_job_prints_its_error_in_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError), job.run(fake_job([], ["results/tables/y.csv"])):
+    with (
+        pytest.raises(ValueError),
+        job.run(fake_job(["results/tables/y.csv"], rule="coverage_table")),
+    ):
         raise ValueError("image a.jpg:\n is not an image")
     err = capsys.readouterr().err
     assert err == "vcrbench: job coverage_table failed: ValueError: image a.jpg: is not an image\n"

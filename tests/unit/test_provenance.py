@@ -10,17 +10,9 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
-from snakemake.iocontainers import (
-    InputFiles,
-    Log,
-    OutputFiles,
-    Params,
-    ResourceList,
-    Snakemake,
-    Wildcards,
-)
 
 import vcrbench
+from tests.support.jobs import fake_job
 from vcrbench import io, provenance
 from vcrbench.plan import job, paths
 
@@ -107,22 +99,6 @@ def test_parquet_files_carry_the_record_and_the_job(tmp_path):
     with provenance.job("estimate_curves", 3, params):
         io.write_parquet(FRAME, tmp_path / "again.parquet")
     assert (tmp_path / "again.parquet").read_bytes() == (tmp_path / "job.parquet").read_bytes()
-
-
-def fake_job(outputs, params, log="results/logs/r/x.log") -> Snakemake:
-    """The ``snakemake`` object a workflow script gets, for rule ``collect_metrics``."""
-    return Snakemake(
-        InputFiles([]),
-        OutputFiles(outputs),
-        Params(fromdict=params),
-        Wildcards(),
-        1,
-        ResourceList(),
-        Log([log]),
-        {},
-        "collect_metrics",
-        0,
-    )
 
 
 def test_a_job_writes_a_sidecar_per_output(tmp_path, monkeypatch):

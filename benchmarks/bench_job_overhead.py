@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from vcrbench.plan.cluster import snakemake_command
+
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 
@@ -76,21 +78,15 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="vcr-overhead-"))
     commands = {
-        "snakemake": [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(work),
-            "--configfile",
-            str(TINY),
+        "snakemake": snakemake_command(
+            REPO / "Snakefile",
+            work,
             "-n",
             "--cores",
             "1",
             "results/dataset/index.parquet",
-        ],
+            configfile=TINY,
+        ),
         "generate": [sys.executable, "-c", GENERATE],
         "predict": [sys.executable, "-c", PREDICT],
     }

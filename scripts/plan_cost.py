@@ -89,18 +89,9 @@ def stand_ins(config: dict, workdir: Path) -> list[str]:
 
 
 def dry_run(config_path: Path, workdir: Path) -> tuple[str, float]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(config_path),
-        "-n",
-    ]
+    from vcrbench.plan.cluster import snakemake_command
+
+    cmd = snakemake_command(REPO / "Snakefile", workdir, "-n", configfile=config_path)
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)

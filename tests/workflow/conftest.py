@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from vcrbench.plan import cluster
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = Path(__file__).with_name("tiny.yaml")
@@ -20,18 +21,9 @@ def snakemake_command(
 ) -> list[str]:
     """The command line that runs snakemake on the repository's Snakefile (or ``snakefile``) in
     ``workdir``."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(snakefile or REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-    ]
-    if configfile is not None:
-        cmd += ["--configfile", str(configfile)]
-    return cmd + list(args)
+    return cluster.snakemake_command(
+        snakefile or REPO / "Snakefile", workdir, *args, configfile=configfile
+    )
 
 
 def snakemake(

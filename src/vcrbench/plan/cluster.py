@@ -114,5 +114,20 @@ def archive_args() -> list[str]:
     return ["--forceall", "--allowed-rules", *ARCHIVE_RULES]
 
 
+def snakemake_command(
+    snakefile: str | os.PathLike, workdir: str | os.PathLike, *args: str, configfile=None
+) -> list[str]:
+    """The command line that runs this Python's Snakemake on ``snakefile`` in ``workdir`` (with
+    ``configfile`` if given), then ``args``: what the tests, the cost plan and the job-overhead
+    benchmark start."""
+    import sys
+
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile)]
+    cmd += ["--directory", str(workdir)]
+    if configfile is not None:
+        cmd += ["--configfile", str(configfile)]
+    return cmd + list(args)
+
+
 if __name__ == "__main__":  # make figures
     print(" ".join(archive_args()))

@@ -4,9 +4,6 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 SNAKEMAKE_ARGS ?=
-# Snakemake's own cache (its source cache, ~/.cache/snakemake by default) goes where every job's
-# caches go (vcrbench.plan.cluster.scratch), not under $HOME.
-export XDG_CACHE_HOME ?= $(or $(TMPDIR),/tmp)/vcrbench-$(USER)/cache
 
 .PHONY: setup run test test-fast lint report lock envs clean plan figures verify
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 
 import pytest
 
+from tests.support.homes import read_only_home, written
 from vcrbench.plan import cluster
 
 from .conftest import REPO, snakemake, write_config
@@ -22,27 +22,26 @@ def files(folder):
 
 @pytest.mark.slow
 def test_read_only_home_then_figures_and_tables_from_a_copied_results_folder(tmp_path):
+    """The plain command, as typed (no `make`, no cache variable set): Snakemake's source cache
+    and every job's caches go under $TMPDIR (profiles/default's `shared-fs-usage`,
+    vcrbench.plan.cluster.job_environment), never under a read-only $HOME."""
     home = tmp_path / "home"
-    home.mkdir()
-    home.chmod(stat.S_IRUSR | stat.S_IXUSR)  # read-only (root still could: checked below)
     env = dict(os.environ, HOME=str(home), TMPDIR=str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR", "TORCH_HOME", "HF_HOME"):
         env.pop(name, None)
-    # as `make run` sets it: Snakemake's own source cache is made before it reads the workflow
-    env["XDG_CACHE_HOME"] = str(tmp_path / "tmp" / "cache")
-    assert "export XDG_CACHE_HOME" in (REPO / "Makefile").read_text()
+    assert "XDG_CACHE_HOME" not in (REPO / "Makefile").read_text()
     run = tmp_path / "run"
     run.mkdir()
     config = write_config(run / "config.yaml")
-    proc = snakemake(run, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert list(home.rglob("*")) == [], sorted(home.rglob("*"))[:20]
-    assert (run / "results" / "weights" / "efficientnet_lite0.json").is_file()  # fetched first
+    with read_only_home(home):
+        proc = snakemake(run, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        assert written(home) == []
+        assert (run / "results" / "weights" / "efficientnet_lite0.json").is_file()  # fetched first
 
-    figures_from_a_copy(run, tmp_path / "archive", env)
-    assert list(home.rglob("*")) == []
-
+        figures_from_a_copy(run, tmp_path / "archive", env)
+        assert written(home) == []
 
 def figures_from_a_copy(run, archive, env):
     """Copy ``run``'s results/ (new mtimes, no .snakemake/), rebuild every figure and table from

@@ -217,7 +217,14 @@ def model_weights(config: Mapping, model: str) -> list[str]:
     """Weight files a model's predictions depend on (its ``checkpoint``, if any): a missing
     file then stops the run naming it, and a changed one reruns that model's jobs only. A
     configured model (not one the workflow fine-tunes) also needs its weights fetched into the
-    cache first (``fetch_weights``, a local rule, so no GPU job downloads anything)."""
+    cache first (``fetch_weights``, a local rule, so no GPU job downloads anything). That record
+    is flagged ``ancient`` (Snakemake's flag): it orders the jobs, and a rerun of the fetch (a
+    fresh clone, a new version of the fetch stage) reruns no prediction; a changed model entry
+    reruns its jobs through their ``model`` param."""
     checkpoint = model_entries(config)[model].get("checkpoint")
-    fetched = [paths.fill(paths.WEIGHTS_FETCHED, model=model)] if model in config["models"] else []
+    fetched = []
+    if model in config["models"]:
+        from snakemake.io import ancient
+
+        fetched = [ancient(paths.fill(paths.WEIGHTS_FETCHED, model=model))]
     return ([checkpoint] if checkpoint else []) + fetched

@@ -11,7 +11,7 @@ Prints three tables (a script that prints figures, not a test):
    sizes of the test set (same shard size): memory is bounded by the batch/shard, not N.
 
     python benchmarks/bench_generation.py [--per-corruption 64] [--stage-shard 1000] [--shard-size 64]
-        [--corruptions a,b] [--figures-out benchmarks/figures/generation.json]
+        [--corruptions a,b] [--figures-out src/vcrbench/data/planning/generation.json]
 
 Parameters are drawn parameter-uniformly from the calibrated domains; the clean set is the
 embedded images (224², resized and cropped as for ImageNet). The machine's load is printed:
@@ -263,7 +263,7 @@ def main() -> None:
         type=Path,
         default=None,
         help="write part 1's per-corruption figures as JSON here (e.g. "
-        "benchmarks/figures/generation.json, read by scripts/plan_cost.py)",
+        "src/vcrbench/data/planning/generation.json, read by scripts/plan_cost.py)",
     )
     args = parser.parse_args()
     single_thread()

@@ -11,7 +11,7 @@ Three parts, each timed as a fresh process (median of ``--repeats``):
   torch among them, and building the tiny config's model on the CPU); every inference job pays
   it. On a GPU node add the CUDA context (not measured here: no GPU).
 
-    python benchmarks/bench_job_overhead.py [--repeats 3] [--json benchmarks/figures/job_overhead.json]
+    python benchmarks/bench_job_overhead.py [--repeats 3] [--json src/vcrbench/data/planning/job_overhead.json]
 
 Wall seconds and CPU seconds (user + system) are recorded with the machine's load average: other
 processes share the machine and stretch the wall time; the CPU seconds are what a job alone on

@@ -10,9 +10,11 @@ from vcrbench.plan import cluster as vcluster
 os.environ.update(vcluster.job_environment(PLAN.config))
 
 
-# `gpu` counts per group job (one GPU each), not across the cluster.
+# `gpu` and `cpu_slot` count per group job (one GPU, one single-threaded CPU job at a time), not
+# across the cluster (vcrbench.plan.resources.SLOT_RULES).
 resource_scopes:
     gpu="local",
+    cpu_slot="local",
 
 
 # Downloads one model's weights into inference.weights_cache, where the network is; a model whose

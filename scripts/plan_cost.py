@@ -7,8 +7,9 @@ Jobs per rule come from Snakemake's own dry run of the workflow (``snakemake -n`
 working directory), so they follow the rules as they are. Where the config names files that are
 not on this machine (the dataset folder, the retraining pool, model checkpoints), empty stand-ins
 are made in that scratch directory for the dry run: a plan needs only that they exist. Images per
-output follow from the config (:mod:`vcrbench.plan.cost`); per-image costs from the figures in
-``benchmarks/figures/`` (generation measured on this project's machine, GPU rates published;
+output follow from the config (:mod:`vcrbench.plan.cost`); per-image costs from the planning
+figures the workflow itself sizes its jobs with (``src/vcrbench/data/planning/``, read through
+:mod:`vcrbench.plan.work`: generation measured on this project's machine, GPU rates published;
 each file says where its numbers come from).
 """
 
@@ -104,7 +105,12 @@ def dry_run(config_path: Path, workdir: Path) -> tuple[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configfile", type=Path, default=REPO / "config" / "config.yaml")
-    parser.add_argument("--figures", type=Path, default=REPO / "benchmarks" / "figures")
+    parser.add_argument(
+        "--figures",
+        type=Path,
+        default=REPO / "benchmarks" / "figures",
+        help="folder of outputs.json (bytes per prediction row, estimates' size)",
+    )
     parser.add_argument(
         "--n-clean",
         type=int,
@@ -116,7 +122,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from vcrbench import plan
-    from vcrbench.plan import cluster, cost
+    from vcrbench.plan import cluster, cost, work
     from vcrbench.plan import config as pconfig
 
     config = yaml.safe_load(args.configfile.read_text()) or {}
@@ -130,6 +136,7 @@ def main() -> None:
         output, seconds = dry_run(config_path, workdir)
         jobs = cost.parse_job_stats(output)
         submissions = cost.parse_submissions(output, cluster.LOCAL_RULES)
+        job_list = cost.parse_jobs(output)
         config = plan.load(config_path)
     finally:
         if args.keep is None:
@@ -138,10 +145,10 @@ def main() -> None:
     # the clean set's size as the workflow plans it (the same number sizes its ImageNet-C shards)
     n_clean = pconfig.clean_set_size(config) if args.n_clean is None else args.n_clean
 
-    generation = json.loads((args.figures / "generation.json").read_text())
-    gpu = json.loads((args.figures / "gpu_throughput.json").read_text())
+    generation = work.figures("generation")
+    gpu = work.figures("gpu_throughput")
+    overhead = work.figures("job_overhead")
     outputs = json.loads((args.figures / "outputs.json").read_text())
-    overhead = json.loads((args.figures / "job_overhead.json").read_text())
     tables = cost.plan_cost(
         config,
         jobs,
@@ -154,6 +161,7 @@ def main() -> None:
         outputs["estimates"],
         submissions,
         overhead["cpu_seconds"],
+        job_list,
     )
     notes = [
         f"config: {args.configfile}; dry run planned {sum(jobs.values())} jobs in {seconds:.1f} s",
@@ -165,9 +173,12 @@ def main() -> None:
         *[
             f"alias {k}: {v}"
             for k, v in gpu.get("alias_notes", {}).items()
-            if k in {cost.architecture(e, {}) for e in plan.Plan(config).model_entries.values()}
+            if k in {work.architecture(e, {}) for e in plan.Plan(config).model_entries.values()}
         ],
         f"predictions: {outputs['predictions']['bytes_per_row']} bytes per row (measured, benchmarks/figures/outputs.json)",
+        "requests: each job's first-attempt time limit is 2x the plan's estimate for it "
+        "(vcrbench.plan.work; at least one minute, the scheduler's resolution), and a group "
+        "job's is the sum of its members'",
         "submissions: what a cluster run submits with the workflow profile's groups "
         f"({sum(submissions['groups'].values())} group jobs, "
         f"{sum(submissions['jobs'].values())} jobs alone); "
@@ -176,7 +187,7 @@ def main() -> None:
         f"{overhead['machine']}, {overhead['date']}, load {overhead['load_average_before'][0]}): "
         + ", ".join(f"{k} {v} s" for k, v in overhead["cpu_seconds"].items())
         + "; a GPU node adds its CUDA context (not measured: no GPU here)",
-        f"fine-tuning: samples x epochs at the base model's rate / {cost.TRAINING_COST_FACTOR:g} "
+        f"fine-tuning: samples x epochs at the base model's rate / {work.TRAINING_COST_FACTOR:g} "
         "(a training step costs about 3 forward passes: a rule of thumb, not measured)",
         "reads_gib: what each model's inference reads (clean set and every generated set), "
         "weights not counted",

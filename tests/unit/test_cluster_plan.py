@@ -31,7 +31,9 @@ def config(**changes) -> dict:
     return plan.validate(cfg)
 
 
-JOB = SimpleNamespace(model="lite0", corruption="gaussian_noise", group="00000", run="r")
+JOB = SimpleNamespace(
+    model="lite0", corruption="gaussian_noise", group="00000", shard="00000", run="r"
+)
 
 
 def test_inference_jobs_ask_for_one_gpu_from_the_plan_and_keep_it_on_retries():
@@ -61,7 +63,7 @@ def test_growth_stops_at_the_partitions_limits():
     res = plan.Plan(cfg).resources("generate_shard")
     first = res["runtime"](JOB, 1)
     assert first < 60
-    assert [res["runtime"](JOB, a) for a in (1, 2, 3, 9)][-1] == 60
+    assert [res["runtime"](JOB, a) for a in (1, 2, 3, 99)][-1] == 60
     assert max(res["mem_mb"](JOB, a) for a in range(1, 10)) == 5000
     # a first attempt above the limit is left as it is (the partitions then say no, loudly)
     big = plan.Plan(config(limits={"max_runtime": 5, "max_mem_mb": 100}))
@@ -251,5 +253,10 @@ def test_submissions_are_group_jobs_and_jobs_alone_local_ones_apart():
     table = cost.overhead_table(jobs, subs, {"snakemake": 3.0, "generate": 1.0, "predict": 10.0})
     gpu, gen = table.to_dict("records")
     assert (gpu["scripts"], gpu["submissions"]) == (2, 2)
-    assert gpu["hours"] == pytest.approx((2 * 10 + 2 * 3) / 3600)
-    assert gen["hours"] == pytest.approx((2 * 1 + 1 * 3) / 3600)
+    # every job (a group's member too) starts its own Snakemake, and so does every submission
+    assert (gpu["snakemake_starts"], gen["snakemake_starts"]) == (4, 3)
+    assert gpu["hours"] == pytest.approx((2 * 10 + 4 * 3) / 3600)
+    assert gen["hours"] == pytest.approx((2 * 1 + 3 * 3) / 3600)
+    # a cluster's dry run prints local jobs as `localrule`, whatever the list says
+    printed = cost.parse_submissions("localrule check_images:\nrule prepare_clean_set:\n")
+    assert printed["local"] == {"check_images": 1} and printed["jobs"] == {"prepare_clean_set": 1}

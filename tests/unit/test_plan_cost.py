@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from vcrbench import plan
-from vcrbench.plan import cost
+from vcrbench.plan import cost, work
 
 STATS = """Building DAG of jobs...
 Job stats:
@@ -73,7 +73,7 @@ def test_images_per_output_follow_the_config():
 )
 def test_model_entries_map_to_architectures(entry, expected):
     aliases = {"clip:ViT-B-32-quickgelu": "vit_b32"}
-    assert cost.architecture(entry, aliases) == expected
+    assert work.architecture(entry, aliases) == expected
 
 
 def test_costs_use_the_figures_and_leave_unknowns_unknown():

@@ -5,16 +5,21 @@ the jobs it plans are read from its output, group jobs included."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from tests.support import slurm_stubs
-from vcrbench.plan import cluster, cost
+from tests.support.homes import read_only_home, written
+from vcrbench import plan
+from vcrbench.plan import cluster, cost, work
+from vcrbench.plan import config as cfg
 
 from .conftest import REPO, snakemake_command
 from .test_workflow import scheduled_resources
@@ -23,7 +28,10 @@ from .test_workflow import scheduled_resources
 MAX_SUBMISSIONS = 600
 
 
-def paper_dry_run(tmp_path: Path, *extra: str) -> str:
+def paper_dry_run(tmp_path: Path, *extra: str, home_read_only: bool = True) -> tuple[str, Path]:
+    """The README's `snakemake --profile slurm --configfile config/paper.yaml`, dry, with the
+    profile installed in a HOME that is then read-only; returns the output and the config used
+    (paper.yaml with stand-ins for the files this machine lacks)."""
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         import plan_cost
@@ -42,17 +50,24 @@ def paper_dry_run(tmp_path: Path, *extra: str) -> str:
     cmd = snakemake_command(
         work, "--profile", "slurm", "-n", *extra, configfile=work / "paper.yaml"
     )
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    with read_only_home(home) if home_read_only else contextlib.nullcontext():
+        before = written(home)
+        proc = subprocess.run(
+            cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800
+        )
+        assert written(home) == before  # nothing under $HOME (issue 27)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     assert "Using profiles slurm and workflow specific profile" in out, out[:2000]
     assert "sbatch" not in log.read_text()  # a dry run submits nothing
-    return out
+    return out, work / "paper.yaml"
 
 
 @pytest.mark.slow
 def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
-    out = paper_dry_run(tmp_path, "--set-resources", "generate_shard:runtime=5")
+    out, configfile = paper_dry_run(tmp_path, "--set-resources", "generate_shard:runtime=5")
     subs = cost.parse_submissions(out, cluster.LOCAL_RULES)
     total = sum(subs["groups"].values()) + sum(subs["jobs"].values())
     assert total <= MAX_SUBMISSIONS, subs
@@ -78,3 +93,27 @@ def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
     assert all(r.get("gpu") == "1" for rule, _, r in jobs if rule == "finetune_model")
     assert {r["runtime"] for rule, _, r in jobs if rule == "generate_shard"} == {"5"}
     assert not any("gpu" in r for rule, _, r in jobs if rule.startswith("generate"))
+    requests_near_the_plans_estimates(out, configfile)
+
+
+def requests_near_the_plans_estimates(out: str, configfile: Path) -> None:
+    """Job by job, the first attempt's time limit that Snakemake would submit is twice the
+    plan's estimate for that job (vcrbench.plan.work: its own images and model), in whole
+    minutes; the sums are what `make plan` prints side by side."""
+    config = plan.load(configfile)
+    clean = cfg.clean_set_size(config)
+    compared: dict[str, list[float]] = {}
+    for job in cost.parse_jobs(out):
+        rule = job["rule"]
+        if rule not in (*cost.GPU_RULES, *cost.GENERATION_RULES) or rule == "generate_shard":
+            continue  # generate_shard's runtime was set on the command line above
+        estimate = work.job_seconds(config, rule, SimpleNamespace(**job["wildcards"]), clean)
+        requested = 60 * int(job["resources"]["runtime"])
+        assert 2 * estimate <= requested < 2 * estimate + 60, (rule, job["wildcards"], estimate)
+        compared.setdefault(rule, []).append(requested / estimate)
+    assert set(compared) == {
+        "predict_clean", "predict_group", "predict_imagenet_c", "finetune_model",
+        "generate_imagenet_c", "generate_retrain_shard",
+    }, sorted(compared)
+    for rule, ratios in sorted(compared.items()):
+        print(f"{rule}: {len(ratios)} jobs, requested/estimated {min(ratios):.2f}-{max(ratios):.2f}")

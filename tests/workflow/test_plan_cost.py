@@ -48,7 +48,7 @@ def test_tiny_plan_has_the_dry_runs_jobs_and_the_configs_images(tmp_path):
     assert totals["generated images (VCR + ImageNet-C)"] == 2 * 24 + 2 * 5 * 3
     assert totals["images predicted per model"] == 10 + 2 * 24 + 2 * 5 * 3
     # Core-hours are the images times the checked-in per-image figures.
-    figures = json.loads((REPO / "benchmarks" / "figures" / "generation.json").read_text())
+    figures = json.loads((REPO / "src" / "vcrbench" / "data" / "planning" / "generation.json").read_text())
     ms = {c: figures["corruptions"][c]["ms_per_image"] for c in ("gaussian_noise", "brightness")}
     hours = sum((24 + 15) * ms[c] for c in ms) / 3.6e6
     assert totals["CPU core-hours, generation"] == pytest.approx(hours)

@@ -14,40 +14,20 @@ import pytest
 import yaml
 
 from vcrbench import plan
+from vcrbench.plan import cost
 
 from .conftest import REPO, TINY, snakemake, write_config
 
 # --------------------------------------------------------------------------- dry-run parsing
 
-# a job's header and its lines, indented further (jobs of a group job are indented themselves)
-JOB_RE = re.compile(r"^([ \t]*)(?:local)?rule (\w+):\n((?:\1[ \t]+.*\n?)*)", re.MULTILINE)
-
-
-def _job_field(block: str, name: str) -> dict[str, str]:
-    """``key=value, …`` of the line ``name:`` of a dry run's job block."""
-    found = {}
-    for line in block.splitlines():
-        line = line.strip()
-        if line.startswith(f"{name}:"):
-            for part in line[len(name) + 1 :].split(","):
-                key, _, value = part.strip().partition("=")
-                found[key] = value
-    return found
-
-
 def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job a dry run would execute."""
-    return [
-        (m.group(2), _job_field(m.group(3), "wildcards")) for m in JOB_RE.finditer(dry_run_output)
-    ]
+    return [(j["rule"], j["wildcards"]) for j in cost.parse_jobs(dry_run_output)]
 
 
 def scheduled_resources(dry_run_output: str) -> list[tuple[str, dict[str, str], dict[str, str]]]:
     """(rule, wildcards, resources) of every job a dry run would execute (first attempt)."""
-    return [
-        (m.group(2), _job_field(m.group(3), "wildcards"), _job_field(m.group(3), "resources"))
-        for m in JOB_RE.finditer(dry_run_output)
-    ]
+    return [(j["rule"], j["wildcards"], j["resources"]) for j in cost.parse_jobs(dry_run_output)]
 
 
 def dry_run(workdir, configfile=None, extra=()):

@@ -59,9 +59,9 @@ ARCHIVE_RULES = (
     "coverage_table",
     "all",
 )
-#: Every local rule: the figure and table rules (the coverage table reads Δv columns only) and
-#: the weights' download.
-LOCAL_RULES = (*ARCHIVE_RULES, "ingest_human_reference", "fetch_weights")
+#: Every local rule: the figure and table rules (the coverage table reads Δv columns only), the
+#: dataset's check (seconds, before any other job) and the weights' download.
+LOCAL_RULES = (*ARCHIVE_RULES, "ingest_human_reference", "check_images", "fetch_weights")
 
 
 def defined(names: Iterable[str], rules: Iterable[str]) -> list[str]:

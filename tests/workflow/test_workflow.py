@@ -341,8 +341,13 @@ def test_readme_slurm_commands_are_the_ones_tested():
 def test_slurm_profile_runs_the_workflow(tmp_path):
     """The README's commands, as typed, in a copy of the repository, with HOME in a temporary
     folder: the one-time step installs the user's profile, the site edits it as the README
-    says, and `snakemake --profile slurm` submits every job to the cluster."""
-    from tests.support.slurm import SlurmUnavailable, start_cluster
+    says, and `snakemake --profile slurm` submits every job to the cluster, with HOME then
+    read-only and nothing written there. Generation and estimation allocations use the one core
+    they hold: CPU-seconds used / allocated (sacct) at least 0.7, each measured with a core to
+    itself (tests/support/slurm_jobs.py)."""
+    from tests.support.homes import read_only_home, written
+    from tests.support.slurm import SlurmUnavailable, efficiency, start_cluster, usage
+    from tests.support.slurm_jobs import pin_jobs, submitted
 
     try:
         cluster = start_cluster(tmp_path / "slurm")
@@ -366,7 +371,7 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         env.pop("XDG_CONFIG_HOME", None)
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
 
-        def shell(command: str) -> subprocess.CompletedProcess:
+        def shell(command: str, cpus=None) -> subprocess.CompletedProcess:
             return subprocess.run(
                 ["bash", "-c", command],
                 cwd=repo,
@@ -374,6 +379,7 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
                 capture_output=True,
                 text=True,
                 timeout=1800,
+                preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
             )
 
         install, _default, paper = readme_slurm_commands()
@@ -384,8 +390,10 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         # The site's edits: this test cluster's partitions are the template's (cpu, gpu); it may
         # have no accounting database (cluster.accounting), so the README's two lines for that
         # case are uncommented; and it answers at once, so status checks start sooner than a
-        # real site's would.
+        # real site's would. One cluster job at a time, so that each has a core of its own here.
         settings = (profile / "config.yaml").read_text()
+        assert "\njobs: 200 " in settings
+        settings = settings.replace("\njobs: 200 ", "\njobs: 1 ")
         for line in ("slurm-status-command: squeue", "slurm-no-account: true"):
             assert f"# {line}" in settings, line
             settings = settings.replace(f"# {line}", line)
@@ -395,11 +403,14 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         write_config(
             repo / "config" / "slurm-test.yaml",
             corruptions={"brightness": {}},
-            sampling={"mode": "parameter-uniform", "n_samples": 8, "shard_size": 8},
+            sampling={"mode": "parameter-uniform", "n_samples": 32, "shard_size": 16},
             imagenet_c={"enabled": True, "n_images": 1},
         )
         command = paper.replace("config/paper.yaml", "config/slurm-test.yaml")
-        proc = shell(command)
+        installed = written(home)
+        with read_only_home(home):
+            proc = shell(command, cpus=pin_jobs(cluster))
+            assert written(home) == installed  # nothing under $HOME but the installed profile
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, out[-6000:]
         # (Snakemake writes "profiles" when it counts the workflow profile in)
@@ -441,6 +452,22 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         assert any(m and int(m.group(1) or m.group(2)) % 2000 == 0 for m in cpu_memory), infos
         # cheap rules ran where Snakemake runs
         assert not {"collect_metrics", "fetch_weights", "paper_tables"} & set(job_ids), job_ids
+
+        # Generation and estimation: group jobs of one core, busy (issue 27)
+        stages = submitted(out, repo)
+        assert stages.get("generate") and stages.get("estimate"), stages
+        if not cluster.accounting:
+            pytest.skip(f"no SLURM accounting to measure allocations: {cluster.accounting_reason}")
+        for stage in ("generate", "estimate"):
+            rows = usage(cluster.env, stages[stage], wait=120)
+            used = efficiency(rows)
+            print(
+                f"SLURM {stage}: {len(rows)} cluster jobs, "
+                + ", ".join(f"{r['alloc_cpus']} CPU x {r['elapsed']:.0f} s" for r in rows)
+                + f"; CPU-seconds used / allocated {used:.2f}"
+            )
+            assert {r["alloc_cpus"] for r in rows} == {1}, rows
+            assert used >= 0.7, rows
     finally:
         cluster.stop()
         shutil.rmtree(tmp_path / "slurm" / "state", ignore_errors=True)

@@ -200,7 +200,7 @@ def test_a_job_missing_fetched_weights_says_how_to_fetch_them_again(tmp_path, mo
         raise WeightsUnavailableError("model 'm': not in the cache")
     line = capsys.readouterr().err
     assert line.startswith("vcrbench: job predict_clean failed: WeightsUnavailableError: model 'm'")
-    assert f"Delete {record} and run the workflow again where the network is" in line
+    assert f"delete {record} and make it alone again (`snakemake <your options> {record}`" in line
     # a model without a fetch record (a fine-tuned one): its own error alone
     finetuned = fake_job(["results/predictions/m/clean.parquet"], rule="predict_clean")
     with pytest.raises(WeightsUnavailableError), job.run(finetuned):

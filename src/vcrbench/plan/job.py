@@ -86,8 +86,10 @@ def _refetch(smk, exc: BaseException) -> str:
                 f" The rule fetch_weights fetched them for this run ({f}), but they are not in "
                 "the weights cache that this job reads with the hubs offline "
                 "(inference.weights_cache): it was emptied or moved since, or this node does "
-                f"not share it. Delete {f} and run the workflow again where the network is: "
-                "fetch_weights then downloads them again before the model's jobs."
+                f"not share it. Where the network is, delete {f} and make it alone again "
+                f"(`snakemake <your options> {f}`: fetch_weights downloads them again, and the "
+                "record being the same, none of the model's finished jobs reruns, which a full "
+                "run would), then run the workflow again."
             )
     return ""
 

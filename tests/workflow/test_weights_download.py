@@ -5,7 +5,8 @@
 process refused, the ``predict_clean`` job reads them from the cache with the hubs offline (the
 jobs' environment, ``vcrbench.plan.cluster.job_environment``) and predicts what the same state
 dict predicts loaded from a file; and with the cache emptied the job fails saying which model's
-weights are missing, where it looked and what to do."""
+weights are missing, where it looked and what to do; doing it fetches them again, into the same
+record (so no finished job reruns)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,18 @@ def offline_env(tmp_path, endpoint: str) -> tuple[dict[str, str], Path]:
     return run_env(tmp_path, HF_ENDPOINT=endpoint, PYTHONPATH=python_path, **proxies), log
 
 
+def fetch_online(tmp_path, work, config, target: str, files: dict[str, bytes]) -> HubServer:
+    """Make ``target`` (a fetch record) in ``work`` with a stand-in hub serving ``files`` up
+    while it runs; returns the (stopped) hub, with its requests."""
+    with HubServer(files) as hub:
+        env = run_env(
+            tmp_path, HF_ENDPOINT=hub.endpoint, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1"
+        )
+        proc = snakemake(work, "--cores", "1", target, configfile=config, env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return hub
+
+
 def written_under_home(tmp_path) -> list[Path]:
     """Files under the test's HOME but Snakemake's own source cache, which the Snakemake we
     start makes before it reads the workflow (docs/scale.md)."""
@@ -102,12 +115,7 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     files = {f"{REPO_ID}/model.safetensors": weights, f"{REPO_ID}/config.json": config_json}
 
     # 1. fetch_weights, the hubs online (its rule's params) and the stand-in hub up
-    with HubServer(files) as hub:
-        env = run_env(
-            tmp_path, HF_ENDPOINT=hub.endpoint, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1"
-        )
-        proc = snakemake(work, "--cores", "1", fetch_target, configfile=config, env=env)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    hub = fetch_online(tmp_path, work, config, fetch_target, files)
     url = f"/{REPO_ID}/resolve/main/model.safetensors"
     # (huggingface_hub online also asks the hub's /api for its own registries: not weights)
     asked = [(m, p) for m, p in hub.requests if not p.startswith("/api/")]
@@ -168,5 +176,13 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     assert line is not None, out[-5000:]
     assert f"model {MODEL!r}" in line and REPO_ID in line, line  # which model, which weights
     assert str(cache / "huggingface" / "hub") in line, line  # where the job looked
-    assert f"Delete {fetch_target} and run the workflow again where the network is" in line, line
+    assert f"delete {fetch_target} and make it alone again" in line, line  # and how
     assert " connect " not in network_log.read_text()
+
+    # 4. what it says to do: the record made alone again, where the hub is, comes back the same
+    # (so Snakemake, which compares a small input's checksum, reruns nothing for it)
+    record = fetched.read_bytes()
+    fetched.unlink()
+    hub = fetch_online(tmp_path, work, config, fetch_target, files)
+    assert ("GET", url) in hub.requests and snapshot.read_bytes() == weights
+    assert fetched.read_bytes() == record

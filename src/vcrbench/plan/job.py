@@ -87,9 +87,9 @@ def _refetch(smk, exc: BaseException) -> str:
                 "the weights cache that this job reads with the hubs offline "
                 "(inference.weights_cache): it was emptied or moved since, or this node does "
                 f"not share it. Where the network is, delete {f} and make it alone again "
-                f"(`snakemake <your options> {f}`: fetch_weights downloads them again, and the "
-                "record being the same, none of the model's finished jobs reruns, which a full "
-                "run would), then run the workflow again."
+                f"(`snakemake <your options> {f}`: fetch_weights downloads them again into the "
+                "same record, so none of the model's finished jobs reruns, as they would if the "
+                "whole workflow ran with the record deleted), then run the workflow again."
             )
     return ""
 

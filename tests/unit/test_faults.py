@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.jobs import fake_job
 from vcrbench import io
-from vcrbench.errors import DamagedFileError
+from vcrbench.errors import DamagedFileError, WeightsUnavailableError
 from vcrbench.plan import job, paths, verify
 
 FRAME = pd.DataFrame({"a": np.arange(2000), "b": np.linspace(0, 1, 2000)})
@@ -188,6 +188,24 @@ def test_a_failing_job_prints_its_error_in_one_line(tmp_path, monkeypatch, capsy
         raise ValueError("image a.jpg:\n is not an image")
     err = capsys.readouterr().err
     assert err == "vcrbench: job coverage_table failed: ValueError: image a.jpg: is not an image\n"
+
+
+def test_a_job_missing_fetched_weights_says_how_to_fetch_them_again(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    record = "results/weights/m.json"
+    predict = fake_job(
+        ["results/predictions/m/clean.parquet"], inputs=[record], rule="predict_clean"
+    )
+    with pytest.raises(WeightsUnavailableError), job.run(predict):
+        raise WeightsUnavailableError("model 'm': not in the cache")
+    line = capsys.readouterr().err
+    assert line.startswith("vcrbench: job predict_clean failed: WeightsUnavailableError: model 'm'")
+    assert f"delete {record} and make it alone again (`snakemake <your options> {record}`" in line
+    # a model without a fetch record (a fine-tuned one): its own error alone
+    finetuned = fake_job(["results/predictions/m/clean.parquet"], rule="predict_clean")
+    with pytest.raises(WeightsUnavailableError), job.run(finetuned):
+        raise WeightsUnavailableError("model 'm': weights file x.pt does not exist")
+    assert "fetch_weights" not in capsys.readouterr().err
 
 
 def test_damaged_file_errors_survive_pickling():

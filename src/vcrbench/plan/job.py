@@ -12,7 +12,9 @@ A job that fails prints one line on its standard error (the console, where Snake
 job) naming the rule and the error; the traceback is in its log. When the error is a damaged
 input (:class:`~vcrbench.errors.DamagedFileError` naming one of the job's inputs under
 ``results/``), the job deletes that input, so running the same command again regenerates it and
-what depends on it.
+what depends on it. When it is weights that the model's ``fetch_weights`` job fetched but the job
+does not find (:class:`~vcrbench.errors.WeightsUnavailableError`), the line says how to fetch
+them again.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vcrbench import io, logs, provenance
-from vcrbench.errors import DamagedFileError
+from vcrbench.errors import DamagedFileError, WeightsUnavailableError
 from vcrbench.plan import paths
 
 
@@ -51,23 +53,51 @@ def checksum(output: str | Path) -> str | dict[str, str]:
     return io.file_sha256(output)
 
 
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling."""
+    while exc is not None:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 def _damaged_input(smk, exc: BaseException) -> str | None:
     """The input of the job named by a :class:`DamagedFileError` in ``exc``'s chain (also when a
     DataLoader worker re-raised it with only its message), if it is a workflow output."""
-    while exc is not None:
-        if isinstance(exc, DamagedFileError) or "is damaged (" in str(exc):
+    for e in _chain(exc):
+        if isinstance(e, DamagedFileError) or "is damaged (" in str(e):
             for f in smk.input:
                 f = str(f)
-                named = getattr(exc, "path", None) == f or f"{f} is damaged (" in str(exc)
+                named = getattr(e, "path", None) == f or f"{f} is damaged (" in str(e)
                 if named and f.startswith(f"{paths.RESULTS}/"):
                     return f
-        exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _refetch(smk, exc: BaseException) -> str:
+    """What to do when a job does not find weights that ``fetch_weights`` fetched for it (its
+    record among the job's inputs): the cache it reads offline lost them or is not the one
+    they were fetched into. Sentences to append to the error, or '' for any other error."""
+    if not any(isinstance(e, WeightsUnavailableError) for e in _chain(exc)):
+        return ""
+    for f in map(str, smk.input):
+        with contextlib.suppress(ValueError):
+            paths.parse(paths.WEIGHTS_FETCHED, f)
+            return (
+                f" The rule fetch_weights fetched them for this run ({f}), but they are not in "
+                "the weights cache that this job reads with the hubs offline "
+                "(inference.weights_cache): it was emptied or moved since, or this node does "
+                f"not share it. Where the network is, delete {f} and make it alone again "
+                f"(`snakemake <your options> {f}`: fetch_weights downloads them again into the "
+                "same record, so none of the model's finished jobs reruns, as they would if the "
+                "whole workflow ran with the record deleted), then run the workflow again."
+            )
+    return ""
 
 
 def _report(smk, exc: BaseException) -> None:
     """One line on the job's standard error (the console): the rule and the error; a damaged
-    input is deleted first, and the line says so."""
+    input is deleted first, and the line says so; fetched weights not found, how to fetch them
+    again."""
     damaged = _damaged_input(smk, exc)
     if damaged is not None:
         Path(damaged).unlink(missing_ok=True)
@@ -76,7 +106,7 @@ def _report(smk, exc: BaseException) -> None:
             f"which regenerates it and what depends on it ({exc})"
         )
     else:
-        text = f"{type(exc).__name__}: {exc}"
+        text = f"{type(exc).__name__}: {exc}{_refetch(smk, exc)}"
     wildcards = ", ".join(f"{k}={v}" for k, v in smk.wildcards.items())
     where = f"{smk.rule}" + (f" ({wildcards})" if wildcards else "")
     print(f"vcrbench: job {where} failed: {' '.join(text.split())}", file=sys.stderr, flush=True)

@@ -52,7 +52,10 @@ def copied_results(finished_run: Path, dest: Path) -> Path:
 
 
 def planned(workdir: Path, snakefile: Path, configfile: Path) -> list[tuple[str, dict]]:
-    proc = snakemake(workdir, "-n", "--cores", "2", configfile=configfile, snakefile=snakefile)
+    """The jobs a dry run of the workflow's target `all` plans."""
+    proc = snakemake(
+        workdir, "-n", "--cores", "2", "all", configfile=configfile, snakefile=snakefile
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     return scheduled_jobs(out)
@@ -101,7 +104,7 @@ def test_an_edited_script_reruns_only_what_its_stage_version_says(copy_run, tmp_
     assert planned(copy_run, snakefile, config) == []
 
     bumped = snakefile.with_name("Snakefile.bumped")
-    bumped.write_text(
+    bumped.write_text(  # (an included Snakefile's default target is not the run's: `all` above)
         "from vcrbench.plan import versions\n"
         'versions.VERSIONS["estimate_curves"] += 1\n\n\n'
         'include: "Snakefile"\n'

@@ -14,14 +14,6 @@ import os
 import re
 from pathlib import Path
 
-#: What a cluster job ran, by the rules its SLURM log names.
-STAGES = {
-    "generate": ("generate_shard", "generate_imagenet_c", "generate_retrain_shard"),
-    "estimate": ("estimate_curves",),
-    "infer": ("predict_clean", "predict_group", "predict_imagenet_c"),
-}
-
-
 def pin_jobs(cluster) -> set[int] | None:
     """Pin this cluster's slurmd to the last CPU; return the other CPUs (for the caller's own
     processes), or None where that is not possible (one CPU, or a cluster not started here)."""
@@ -33,18 +25,16 @@ def pin_jobs(cluster) -> set[int] | None:
     return set(cpus[:-1])
 
 
-def submitted(out: str, workdir: Path) -> dict[str, list[str]]:
-    """SLURM job ids of a run by stage (:data:`STAGES`, or the rule of a job submitted alone),
-    from Snakemake's output (``SLURM jobid N (log: …)``) and each job's SLURM log."""
+def submitted(out: str) -> dict[str, list[str]]:
+    """SLURM job ids of a run by group (``generate``, ``estimate``, ``infer-<model>``) or, for a
+    job submitted alone, by rule, from Snakemake's output: ``SLURM jobid N (log: …)``, whose log
+    folder is ``group_<group>_<its rules>`` or ``rule_<rule>`` (the executor deletes the logs of
+    jobs that succeeded, so their folder names are all there is to read)."""
     found: dict[str, list[str]] = {}
-    for job_id in re.findall(r"SLURM jobid (\d+)", out):
-        logs = list((workdir / ".snakemake" / "slurm_logs").rglob(f"{job_id}.log"))
-        text = "".join(p.read_text(errors="replace") for p in logs)
-        rules = set(re.findall(r"^\s*(?:local)?rule (\w+):", text, re.M))
-        stage = next((s for s, names in STAGES.items() if rules & set(names)), None)
-        if stage is None:
-            stage = "/".join(sorted(rules)) or "unknown"
-        found.setdefault(stage, [])
-        if job_id not in found[stage]:
-            found[stage].append(job_id)
+    for job_id, log in re.findall(r"SLURM jobid (\d+) \(log: ([^)]*)\)", out):
+        folder = next(p for p in Path(log).parts if p.startswith(("group_", "rule_")))
+        kind, _, name = folder.partition("_")
+        key = name.split("_", 1)[0] if kind == "group" else name
+        if job_id not in found.setdefault(key, []):
+            found[key].append(job_id)
     return found

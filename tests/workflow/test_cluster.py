@@ -67,7 +67,13 @@ def paper_dry_run(tmp_path: Path, *extra: str, home_read_only: bool = True) -> t
 
 @pytest.mark.slow
 def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
-    out, configfile = paper_dry_run(tmp_path, "--set-resources", "generate_shard:runtime=5")
+    out, configfile = paper_dry_run(
+        tmp_path,
+        "--set-resources",
+        "generate_shard:runtime=5",
+        # a user's value written as Snakemake's expression of the attempt keeps growing on retries
+        "predict_clean:mem_mb=9000*attempt",
+    )
     subs = cost.parse_submissions(out, cluster.LOCAL_RULES)
     total = sum(subs["groups"].values()) + sum(subs["jobs"].values())
     assert total <= MAX_SUBMISSIONS, subs
@@ -92,6 +98,7 @@ def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
     assert all(r.get("gpu") == "1" for r in predict)
     assert all(r.get("gpu") == "1" for rule, _, r in jobs if rule == "finetune_model")
     assert {r["runtime"] for rule, _, r in jobs if rule == "generate_shard"} == {"5"}
+    assert {r["mem_mb"] for rule, _, r in jobs if rule == "predict_clean"} == {"9000"}
     assert not any("gpu" in r for rule, _, r in jobs if rule.startswith("generate"))
     requests_near_the_plans_estimates(out, configfile)
 

@@ -405,6 +405,13 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
             corruptions={"brightness": {}},
             sampling={"mode": "parameter-uniform", "n_samples": 32, "shard_size": 16},
             imagenet_c={"enabled": True, "n_images": 1},
+            # one human reference (one job each to map and estimate it): cluster jobs run one
+            # at a time here
+            humans={
+                "references": {
+                    "geirhos2018-contrast": {"kind": "geirhos2018", "experiment": "contrast"}
+                }
+            },
         )
         command = paper.replace("config/paper.yaml", "config/slurm-test.yaml")
         installed = written(home)
@@ -454,7 +461,7 @@ def test_slurm_profile_runs_the_workflow(tmp_path):
         assert not {"collect_metrics", "fetch_weights", "paper_tables"} & set(job_ids), job_ids
 
         # Generation and estimation: group jobs of one core, busy (issue 27)
-        stages = submitted(out, repo)
+        stages = submitted(out)
         assert stages.get("generate") and stages.get("estimate"), stages
         if not cluster.accounting:
             pytest.skip(f"no SLURM accounting to measure allocations: {cluster.accounting_reason}")

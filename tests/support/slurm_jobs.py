@@ -10,9 +10,13 @@ on a real node.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+
 
 def pin_jobs(cluster) -> set[int] | None:
     """Pin this cluster's slurmd to the last CPU; return the other CPUs (for the caller's own
@@ -38,3 +42,44 @@ def submitted(out: str) -> dict[str, list[str]]:
         if job_id not in found.setdefault(key, []):
             found[key].append(job_id)
     return found
+
+
+#: A job that computes for ``SECONDS`` and prints its own CPU and wall seconds.
+BURN = """
+import json, sys, time
+start = time.time()
+while time.time() - start < float(sys.argv[1]):
+    sum(range(10000))
+print(json.dumps({"cpu": time.process_time(), "wall": time.time() - start}))
+"""
+
+
+def sbatch(env: dict[str, str], folder: Path, *args: str) -> str:
+    """Submit ``args`` with sbatch (output to ``folder``/<id>.out); the job's id."""
+    proc = subprocess.run(
+        ["sbatch", "--parsable", f"--output={folder}/%j.out", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"sbatch failed: {proc.stderr}")
+    return proc.stdout.strip().split(";")[0]
+
+
+def burn(env: dict[str, str], folder: Path, seconds: float = 8.0, *sbatch_args: str) -> str:
+    """Submit a 1-CPU job that computes for ``seconds`` (:data:`BURN`); its id. Its output,
+    ``folder``/<id>.out, is :func:`own_share`'s."""
+    script = folder / "burn.py"
+    script.write_text(BURN)
+    return sbatch(
+        env, folder, "-c", "1", *sbatch_args, "--wrap", f"{sys.executable} {script} {seconds}"
+    )
+
+
+def own_share(folder: Path, job_id: str) -> dict[str, float]:
+    """A finished :func:`burn` job's own CPU and wall seconds, and their ratio ``share``: the CPU
+    the machine gave a job that never waits (1 on an idle core)."""
+    own = json.loads((folder / f"{job_id}.out").read_text())
+    return {**own, "share": own["cpu"] / own["wall"]}

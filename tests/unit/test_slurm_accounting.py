@@ -4,10 +4,7 @@ CPU time they were allocated (slow)."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -88,15 +85,6 @@ def test_efficiency_is_cpu_used_over_cpu_allocated():
 # --------------------------------------------------------------------------- on a real cluster
 
 #: burns CPU for 8 s of wall time and says how much CPU it had (the machine may be shared)
-BURN = """
-import json, time
-start = time.time()
-while time.time() - start < 8:
-    sum(range(10000))
-print(json.dumps({"cpu": time.process_time(), "wall": time.time() - start}))
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.slurm
 def test_sacct_tells_a_busy_job_from_a_sleeping_one(tmp_path):
@@ -104,6 +92,7 @@ def test_sacct_tells_a_busy_job_from_a_sleeping_one(tmp_path):
     is the busy job's own count of its CPU time, and CPU used over CPU allocated is high for
     the one and near 0 for the other."""
     from tests.support.slurm import SlurmUnavailable, start_cluster, usage
+    from tests.support.slurm_jobs import burn, own_share, sbatch
 
     try:
         cluster = start_cluster(tmp_path / "slurm")
@@ -113,26 +102,11 @@ def test_sacct_tells_a_busy_job_from_a_sleeping_one(tmp_path):
         if not cluster.accounting:
             pytest.skip(cluster.accounting_reason)
 
-        def sbatch(*args: str) -> str:
-            proc = subprocess.run(
-                ["sbatch", "--parsable", f"--output={tmp_path}/%j.out", *args],
-                env=cluster.env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert proc.returncode == 0, proc.stderr
-            return proc.stdout.strip().split(";")[0]
-
-        script = tmp_path / "burn.py"
-        script.write_text(BURN)
-        busy = sbatch(
-            "-c", "1", "-J", "busy", "--comment=burns", "--wrap", f"{sys.executable} {script}"
-        )
-        sleepy = sbatch("-c", "2", "-J", "sleepy", "--wrap", "sleep 8")
+        busy = burn(cluster.env, tmp_path, 8.0, "-J", "busy", "--comment=burns")
+        sleepy = sbatch(cluster.env, tmp_path, "-c", "2", "-J", "sleepy", "--wrap", "sleep 8")
         rows = {r["job_id"]: r for r in usage(cluster.env, [busy, sleepy], wait=90)}
-        own = json.loads((tmp_path / f"{busy}.out").read_text())
-        share = own["cpu"] / own["wall"]  # the CPU the machine gave the busy job (1 when idle)
+        own = own_share(tmp_path, busy)
+        share = own["share"]  # the CPU the machine gave the busy job (1 when idle)
         measured = {job: efficiency([rows[job]]) for job in (busy, sleepy)}
         print(
             f"efficiency: busy {measured[busy]:.3f} (own CPU share {share:.3f}), sleepy {measured[sleepy]:.3f}"

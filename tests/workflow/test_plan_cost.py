@@ -63,9 +63,15 @@ def test_paper_config_plans_with_stand_ins():
     assert any(line.split()[-1] != "unknown" and "GPU-hours" in line for line in totals)
     # Models whose architecture has no published rate are named, not guessed.
     assert "no published throughput for: AlexNet" in out
-    # Issue 22: few submissions, start-up overhead at most 10% of the GPU compute
+    # Issue 22: few submissions; issue 27: start-up counted as the executor runs jobs (a
+    # Snakemake start per job, a group's members too, and per submission): 11.3% of the compute
     values = {line.rsplit(None, 1)[0].strip(): line.split()[-1] for line in totals if line.strip()}
     assert int(values["cluster submissions"].replace(",", "")) <= 600
-    assert 0 < float(values["GPU start-up overhead, % of compute"]) <= 10
+    assert 10 < float(values["GPU start-up overhead, % of compute"]) <= 15
+    # issue 27: requested and estimated GPU-hours side by side, requests at most ~2x the work
+    estimated = float(values["GPU-hours, total: estimated per job (start-up + images)"])
+    requested = float(values["GPU-hours, total: requested (first attempts)"])
+    assert estimated < requested <= 3 * estimated
+    assert "## First-attempt requests against the plan's estimate" in out
     assert float(values["GPU-hours, fine-tuning"]) > 0
     assert "## Start-up overhead" in out and "reads_gib" in out

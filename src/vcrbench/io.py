@@ -22,8 +22,8 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import socket
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -103,15 +103,22 @@ def sweep_temporaries(root: str | os.PathLike) -> list[Path]:
 
 def temporary_sibling(path: str | os.PathLike, suffix: str = "") -> Path:
     """A new empty temporary file beside ``path`` named after this host and process, once the
-    stale temporaries of ``path`` are removed (``suffix`` after ``.tmp``, e.g. ``.npy``)."""
+    stale temporaries of ``path`` are removed (``suffix`` after ``.tmp``, e.g. ``.npy``). It has
+    the mode the umask gives a new file (0644 under umask 022), which the output keeps."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{_host()}.{os.getpid()}.", suffix=f".tmp{suffix}", dir=path.parent
-    )
-    os.close(fd)
-    return Path(tmp)
+    prefix = f".{path.name}.{_host()}.{os.getpid()}."
+    while True:
+        tmp = path.parent / f"{prefix}{secrets.token_hex(6)}.tmp{suffix}"
+        try:
+            # mode 0o666 less the umask, as any new file: the rename keeps it (mkstemp's 0600
+            # would leave every output readable by its owner only)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
 
 
 @contextlib.contextmanager

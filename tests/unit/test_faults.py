@@ -59,6 +59,27 @@ def test_a_temporary_names_its_host_and_process(tmp_path):
     assert tmp.name.endswith(".tmp.npy")
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_an_output_gets_the_mode_the_umask_gives_a_new_file(tmp_path, umask, mode):
+    """The group can read results/ under umask 022: the temporary's mode survives the rename."""
+    from vcrbench import datasets
+
+    old = os.umask(umask)
+    try:
+        io.write_parquet(FRAME, tmp_path / "t.parquet")
+        io.write_csv(FRAME, tmp_path / "t.csv")
+        with io.atomic_path(tmp_path / "t.txt") as tmp:
+            tmp.write_text("x")
+        table = datasets.read_embedded_dataset().iloc[:2]
+        datasets.prepare_clean_set(table, tmp_path / "images.npy", tmp_path / "index.parquet")
+    finally:
+        os.umask(old)
+    written = ["t.parquet", "t.csv", "t.txt", "images.npy", "index.parquet"]
+    assert {n: oct((tmp_path / n).stat().st_mode & 0o777) for n in written} == {
+        n: oct(mode) for n in written
+    }
+
+
 def test_the_sweep_removes_what_dead_processes_of_this_host_left(tmp_path):
     (tmp_path / "a" / "b").mkdir(parents=True)
     dead = leftover(tmp_path / "a" / "b" / "images.npy", dead_pid(), ext=".npy")

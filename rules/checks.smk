@@ -6,9 +6,11 @@ import sys
 from vcrbench import io
 from vcrbench.errors import ModelConfigError
 from vcrbench.models import checks as model_checks
-from vcrbench.plan import runlock
+from vcrbench.plan import console, runlock
 
 RUN = runlock.start(workflow)
+# A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
+console.one_line_job_errors()
 
 
 onstart:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from vcrbench.datasets import read_embedded_dataset
 from vcrbench.plan import runlock
 
 from .conftest import snakemake, snakemake_command, write_config
@@ -137,3 +138,41 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
     after = outputs(copy_run)
     assert [p for p in before if after.get(p) != before[p]] == []
+
+
+def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | None = None) -> dict:
+    """A folder dataset of three embedded images, files ``bad`` (name: bytes) listed after them
+    and ``rows`` (``file,label`` lines) appended to its labels CSV; returns its config entry."""
+    folder.mkdir(parents=True)
+    lines = ["file,label"]
+    for image_id in ("matplotlib-grace-hopper", "skimage-astronaut", "skimage-camera"):
+        path = Path(read_embedded_dataset().set_index("image_id").loc[image_id, "path"])
+        (folder / f"{image_id}{path.suffix}").write_bytes(path.read_bytes())
+        lines.append(f"{image_id}{path.suffix},-1")
+    for name, data in (bad or {}).items():
+        (folder / name).write_bytes(data)
+        lines.append(f"{name},1")
+    (folder / "labels.csv").write_text("\n".join([*lines, *rows]) + "\n")
+    return {"kind": "folder", "path": str(folder), "labels": str(folder / "labels.csv")}
+
+
+def test_a_failed_job_is_one_line_then_its_log(tmp_path):
+    """The job's own line names the problem and what to do, then its log's path: no Snakemake
+    block with `message: None`, no traceback, the error's text once."""
+    dataset = folder_dataset(tmp_path / "images", bad={"bad.jpg": b"nope"})
+    config = write_config(tmp_path / "config.yaml", dataset=dataset)
+    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    problem = f"{tmp_path}/images/bad.jpg: not an image (4 bytes, starting b'nope')"
+    failed = [line for line in said.splitlines() if "failed" in line and "vcrbench" in line]
+    assert failed == [f"vcrbench: job check_images failed: DatasetError: 1 of 4 images of the "
+                      f"dataset cannot be used: {problem}. Replace or remove them (dataset.exclude "
+                      "lists image ids to leave out, dataset.on_error: skip leaves out what cannot "
+                      "be read)",
+                      "vcrbench: log of the failed job check_images: "
+                      "results/logs/check_images/check_images.log"], said[-4000:]  # fmt: skip
+    assert said.count(problem) == 1
+    for noise in ("message: None", "Traceback", "CalledProcessError", "Error in rule"):
+        assert noise not in said
+    assert problem in (tmp_path / "results/logs/check_images/check_images.log").read_text()

@@ -27,6 +27,30 @@ class ConfigError(ValueError):
     """A config value that cannot be used; the message names the key."""
 
 
+class ConfigErrors(ConfigError):
+    """Every problem of a config found in one pass (``problems``: each a message naming its key),
+    one a line; one problem reads as that problem alone."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(dict.fromkeys(problems))
+        if len(self.problems) == 1:
+            text = self.problems[0]
+        else:
+            listed = "\n".join(f"  {p}" for p in self.problems)
+            text = f"{len(self.problems)} problems in the config:\n{listed}"
+        super().__init__(text)
+
+    def __reduce__(self):
+        return type(self), (self.problems,)
+
+
+def raise_all(problems: Iterable[str]) -> None:
+    """Raise :class:`ConfigErrors` of ``problems`` if there are any."""
+    problems = list(problems)
+    if problems:
+        raise ConfigErrors(problems)
+
+
 class FigureConfigError(ConfigError):
     """A ``figures`` config value that cannot be used (the message names the key)."""
 

@@ -126,6 +126,39 @@ def test_an_empty_model_entry_says_what_it_needs(entry):
         plan.validate(config)
 
 
+def test_every_config_problem_is_named_in_one_run():
+    """A typo'd key, a wrong type, an unknown corruption, an empty model entry: all at once,
+    each by its key and once (the empty entry not again as the schema's `not valid`)."""
+    config = {
+        "dataset": {"kind": "embedded", "resise": 256},
+        "corruptions": {"gaussian_noize": {}, "brightness": {}},
+        "sampling": {"n_samples": "many"},
+        "models": {"m": {}, "ok": {"source": "timm", "id": "resnet18"}},
+    }
+    with pytest.raises(ConfigError) as err:
+        plan.validate(config)
+    assert err.value.problems == [
+        err.value.problems[0],
+        "config key 'dataset.resise': unknown key (did you mean 'resize'?); known: "
+        + ", ".join(plan.schema.schema()["properties"]["dataset"]["properties"]),
+        "config key 'sampling.n_samples': 'many' is not of type 'integer'",
+        err.value.problems[3],
+    ]
+    assert err.value.problems[0].startswith("config key 'models.m': the entry is empty; give")
+    assert err.value.problems[3].startswith(
+        "config key 'corruptions.gaussian_noize': unknown corruption 'gaussian_noize' "
+        "(did you mean 'gaussian_noise'?)"
+    )
+    assert str(err.value).startswith("4 problems in the config:\n  config key 'models.m'")
+    assert str(err.value).count("\n") == 4
+
+
+def test_one_config_problem_reads_as_itself():
+    config = {"dataset": {"kind": "embedded"}, "corruptions": {"brightnes": {}}}
+    with pytest.raises(ConfigError, match=r"^config key 'corruptions.brightnes': unknown"):
+        plan.validate(config)
+
+
 def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
     config = {
         "dataset": {"kind": "embedded"},

@@ -21,13 +21,11 @@ Parquet index. Every corruption, every Δv and every model sees exactly these pi
 
 from __future__ import annotations
 
-import csv
 import functools
 import importlib.resources
 import importlib.util
 import logging
 import os
-import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,88 +39,30 @@ from tqdm.auto import tqdm
 from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
-from vcrbench.layouts import LAYOUT_KINDS, read_layout
+from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
+from vcrbench.listing import WNID_RE
+from vcrbench.listing import read_folder_dataset as read_folder_dataset  # the dataset readers' API
+from vcrbench.listing import read_labels_file as read_labels_file
 from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
 
 log = logging.getLogger(__name__)
 
-WNID_RE = re.compile(r"^n\d{8}$")
 DATASET_KINDS = ("embedded", "folder", "imagenet-val", *LAYOUT_KINDS)
-
-
-def _parse_label(value: str, where: str, wnid_index: dict[str, int] | None) -> int:
-    value = value.strip()
-    if WNID_RE.match(value):
-        wnid_index = wnid_index if wnid_index is not None else imagenet_wnid_index()
-        if value not in wnid_index:
-            raise DatasetError(f"{where}: WordNet ID {value!r} is not an ImageNet-1k class")
-        return wnid_index[value]
-    try:
-        label = int(value)
-    except ValueError:
-        raise DatasetError(
-            f"{where}: label {value!r} is neither an integer class index nor a WordNet ID"
-        ) from None
-    if label < UNLABELLED:
-        raise DatasetError(f"{where}: label {label} is negative (use {UNLABELLED} for no label)")
-    return label
 
 
 # --------------------------------------------------------------------------- readers
 
 
-def read_labels_file(labels_file: str | os.PathLike) -> dict[str, int]:
-    """Read a CSV labels file with a header ``file,label``; returns ``{file: class index}``."""
-    labels_file = Path(labels_file)
-    if not labels_file.is_file():
-        raise DatasetError(f"labels file {labels_file} does not exist")
-    wnids = None
-    out: dict[str, int] = {}
-    with labels_file.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or not {"file", "label"} <= set(reader.fieldnames):
-            raise DatasetError(
-                f"labels file {labels_file} needs a header with columns 'file' and 'label', "
-                f"found {reader.fieldnames}"
-            )
-        for lineno, row in enumerate(reader, start=2):
-            where = f"{labels_file}:{lineno}"
-            if not row["file"] or row["label"] is None:
-                raise DatasetError(f"{where}: empty 'file' or 'label'")
-            if wnids is None and WNID_RE.match(row["label"].strip()):
-                wnids = imagenet_wnid_index()
-            if row["file"] in out:
-                raise DatasetError(f"{where}: file {row['file']!r} is listed twice")
-            out[row["file"]] = _parse_label(row["label"], where, wnids)
-    if not out:
-        raise DatasetError(f"labels file {labels_file} lists no images")
-    return out
-
-
-def read_folder_dataset(root: str | os.PathLike, labels_file: str | os.PathLike) -> pd.DataFrame:
-    """A folder of images with a ``file,label`` CSV (see module docstring)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise DatasetError(f"dataset folder {root} does not exist")
-    labels = read_labels_file(labels_file)
-    rows = []
-    for file, label in labels.items():
-        path = root / file
-        if not path.is_file():
-            raise DatasetError(f"image {path} is listed in {labels_file} but does not exist")
-        rows.append((Path(file).as_posix(), str(path), label))
-    return _frame(rows)
-
-
 def read_imagenet_val(
-    root: str | os.PathLike, labels_file: str | os.PathLike | None = None
+    root: str | os.PathLike, labels_file: str | os.PathLike | None = None, problems=None
 ) -> pd.DataFrame:
-    """ILSVRC2012 validation images, flat or in WordNet-ID class folders."""
+    """ILSVRC2012 validation images, flat or in WordNet-ID class folders (``problems``: the
+    defects of a labels file's rows, :mod:`vcrbench.listing`)."""
     root = Path(root)
     if not root.is_dir():
         raise DatasetError(f"ImageNet validation folder {root} does not exist")
     if labels_file is not None:
-        return read_folder_dataset(root, labels_file)
+        return read_folder_dataset(root, labels_file, problems)
     subdirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID_RE.match(p.name))
     rows = []
     if subdirs:
@@ -146,7 +86,7 @@ def read_imagenet_val(
             rows.append((path.name, str(path), known[path.name]))
     if not rows:
         raise DatasetError(f"no images found in ImageNet validation folder {root}")
-    return _frame(rows)
+    return dataset_frame(rows)
 
 
 def embedded_labels_path() -> Path:
@@ -172,13 +112,7 @@ def read_embedded_dataset() -> pd.DataFrame:
         (r.image_id, str(_package_file(r.source)), int(r.label))
         for r in table.itertuples(index=False)
     ]
-    return _frame(rows)
-
-
-def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=["image_id", "path", "label"])
-    df["label"] = df["label"].astype("int64")
-    return df.sort_values("image_id", kind="stable").reset_index(drop=True)
+    return dataset_frame(rows)
 
 
 def load_dataset(
@@ -188,12 +122,15 @@ def load_dataset(
     *,
     label_space=None,
     split: str = "all",
+    problems: list | None = None,
 ) -> pd.DataFrame:
     """Dispatch on ``dataset.kind`` of the config.
 
     ``label_space`` (``dataset.label_space``: ``"imagenet1k"`` or a mapping) is the space the
     labels are in: every label is checked against it, and a SUN tree takes its class order from
-    its class names. ``split`` selects CUB-200-2011's training or test images.
+    its class names. ``split`` selects CUB-200-2011's training or test images. ``problems``: a
+    list that collects the defects of a labels file's rows and the listed files that are missing,
+    instead of stopping at the first (:mod:`vcrbench.listing`).
     """
     space = get_label_space(label_space)
     if kind == "embedded":
@@ -201,11 +138,11 @@ def load_dataset(
     elif kind == "folder":
         if not path or not labels:
             raise DatasetError("dataset.kind 'folder' needs dataset.path and dataset.labels")
-        table = read_folder_dataset(path, labels)
+        table = read_folder_dataset(path, labels, problems)
     elif kind == "imagenet-val":
         if not path:
             raise DatasetError("dataset.kind 'imagenet-val' needs dataset.path")
-        table = read_imagenet_val(path, labels)
+        table = read_imagenet_val(path, labels, problems)
     elif kind in LAYOUT_KINDS:
         if not path:
             raise DatasetError(f"dataset.kind {kind!r} needs dataset.path")

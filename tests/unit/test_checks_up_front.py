@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from vcrbench import datasets, imagefiles, plan
-from vcrbench.errors import ConfigError, ModelConfigError
+from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models.checks import check_models
 
 
@@ -41,8 +41,50 @@ def test_every_bad_image_is_named_with_what_is_wrong(folder):
     assert bad[str(folder / "text.jpg")].startswith("not an image (14 bytes, starting b'not a")
     assert bad[str(folder / "truncated.jpg")].startswith("truncated JPEG")
     text = imagefiles.describe(list(bad.items()), len(paths))
-    assert text.startswith(f"4 of {len(paths)} images")
-    assert all(p in text for p in bad)
+    assert text.startswith(f"4 problem(s) with the dataset ({len(paths)} images checked): ")
+    assert all(f"{p}: {why}" in text for p, why in bad.items())
+
+
+def test_every_defect_of_a_listing_is_collected_at_once(tmp_path):
+    from vcrbench.listing import read_folder_dataset
+
+    (tmp_path / "imgs").mkdir()
+    for name in ("a.png", "b.png", "c.png"):
+        (tmp_path / "imgs" / name).write_bytes(b"x")
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "file,label\na.png,n01440764\nb.png,n99999999\na.png,3\nmissing.png,4\n"
+        "gone.png,5\nc.png,\nc.png,cat\n"
+    )
+    problems = []
+    table = read_folder_dataset(tmp_path / "imgs", labels, problems)
+    assert table["image_id"].tolist() == ["a.png"]
+    assert problems == [
+        (f"{labels}:3", "WordNet ID 'n99999999' is not an ImageNet-1k class"),
+        (f"{labels}:4", "file 'a.png' is listed twice"),
+        (f"{labels}:7", "empty 'file' or 'label'"),
+        (f"{labels}:8", "label 'cat' is neither an integer class index nor a WordNet ID"),
+        (f"{tmp_path}/imgs/missing.png", f"listed in {labels} but does not exist"),
+        (f"{tmp_path}/imgs/gone.png", f"listed in {labels} but does not exist"),
+    ]
+    # without a list to collect them, the first stops the reading, naming file and line
+    with pytest.raises(DatasetError, match=r"labels.csv:3: WordNet ID 'n99999999' is not"):
+        read_folder_dataset(tmp_path / "imgs", labels)
+
+
+def test_many_problems_give_a_count_the_first_twenty_and_the_full_list(tmp_path):
+    problems = [(f"img{i:03d}.jpg", "empty file (0 bytes)") for i in range(45)]
+    full = tmp_path / "checks" / "dataset-problems.tsv"
+    text = imagefiles.describe(problems, 50, full)
+    assert text.startswith(
+        f"45 problem(s) with the dataset (50 images checked) (all listed in {full}): "
+    )
+    assert "img019.jpg: empty" in text and "img020.jpg" not in text
+    assert "; and 25 more. Fix or remove them" in text
+    imagefiles.write_problems(problems, full)
+    assert full.read_text().splitlines() == [f"{p}\t{w}" for p, w in problems]
+    imagefiles.write_problems([], full)  # a check that passes removes the list
+    assert not full.exists()
 
 
 def test_exif_orientation_is_ignored_unless_asked(tmp_path):

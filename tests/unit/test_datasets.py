@@ -248,7 +248,7 @@ def test_listed_image_that_does_not_exist_is_named(tmp_path):
     csv = tmp_path / "labels.csv"
     csv.write_text("file,label\nmissing.png,1\n")
     with pytest.raises(
-        DatasetError, match="missing.png is listed in .*labels.csv but does not exist"
+        DatasetError, match="missing.png: listed in .*labels.csv but does not exist"
     ):
         read_folder_dataset(tmp_path / "imgs", csv)
 

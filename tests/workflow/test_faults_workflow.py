@@ -166,13 +166,52 @@ def test_a_failed_job_is_one_line_then_its_log(tmp_path):
     assert proc.returncode != 0
     problem = f"{tmp_path}/images/bad.jpg: not an image (4 bytes, starting b'nope')"
     failed = [line for line in said.splitlines() if "failed" in line and "vcrbench" in line]
-    assert failed == [f"vcrbench: job check_images failed: DatasetError: 1 of 4 images of the "
-                      f"dataset cannot be used: {problem}. Replace or remove them (dataset.exclude "
-                      "lists image ids to leave out, dataset.on_error: skip leaves out what cannot "
-                      "be read)",
+    assert failed == [f"vcrbench: job check_images failed: DatasetError: 1 problem(s) with the "
+                      "dataset (4 images checked) (all listed in "
+                      f"results/checks/dataset-problems.tsv): {problem}. Fix or remove them "
+                      "(dataset.exclude lists image ids to leave out, dataset.on_error: skip "
+                      "leaves out images that cannot be read)",
                       "vcrbench: log of the failed job check_images: "
                       "results/logs/check_images/check_images.log"], said[-4000:]  # fmt: skip
     assert said.count(problem) == 1
     for noise in ("message: None", "Traceback", "CalledProcessError", "Error in rule"):
         assert noise not in said
     assert problem in (tmp_path / "results/logs/check_images/check_images.log").read_text()
+
+
+def test_every_defect_of_the_dataset_is_named_in_one_run(tmp_path):
+    """Unreadable, empty, truncated, missing, an unknown label, a duplicate row: one message."""
+    import io as bytes_io
+
+    import numpy as np
+    from PIL import Image
+
+    jpeg = bytes_io.BytesIO()
+    noise = np.random.default_rng(0).integers(0, 255, (96, 96, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(jpeg, "JPEG")
+    cut = jpeg.getvalue()[: len(jpeg.getvalue()) // 2]
+    bad = {"text.jpg": b"not a picture", "empty.png": b"", "cut.jpg": cut}
+    rows = ["missing.png,3", "skimage-camera.png,4", "unknown.png,n99999999"]
+    dataset = folder_dataset(tmp_path / "images", rows, bad)
+    (tmp_path / "images" / "unknown.png").write_bytes(b"")
+    config = write_config(tmp_path / "config.yaml", dataset=dataset)
+    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    (line,) = [x for x in said.splitlines() if x.startswith("vcrbench: job check_images failed")]
+    images, labels = tmp_path / "images", tmp_path / "images" / "labels.csv"
+    found = [
+        (f"{labels}:9", "file 'skimage-camera.png' is listed twice"),
+        (f"{labels}:10", "WordNet ID 'n99999999' is not an ImageNet-1k class"),
+        (f"{images}/missing.png", f"listed in {labels} but does not exist"),
+        # then the bad images, in the order of their ids (cut.jpg, then these)
+        (f"{images}/empty.png", "empty file (0 bytes)"),
+        (f"{images}/text.jpg", "not an image (13 bytes, starting b'not a picture')"),
+    ]
+    assert "6 problem(s) with the dataset (6 images checked)" in line
+    for where, what in found:
+        assert f"{where}: {what}" in line
+    assert f"{images}/cut.jpg: truncated JPEG ({len(cut)} bytes" in line
+    listed = (tmp_path / "results/checks/dataset-problems.tsv").read_text().splitlines()
+    assert listed[3].startswith(f"{images}/cut.jpg\ttruncated JPEG")
+    assert listed[:3] + listed[4:] == [f"{where}\t{what}" for where, what in found]

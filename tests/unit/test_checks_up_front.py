@@ -4,6 +4,7 @@ weights and head, a missing checkpoint and an empty entry named by their config 
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -85,6 +86,38 @@ def test_many_problems_give_a_count_the_first_twenty_and_the_full_list(tmp_path)
     assert full.read_text().splitlines() == [f"{p}\t{w}" for p, w in problems]
     imagefiles.write_problems([], full)  # a check that passes removes the list
     assert not full.exists()
+
+
+def test_the_dataset_is_checked_once_as_it_is(folder, tmp_path, monkeypatch):
+    """onstart checks it; the job check_images then finds the check done, unless a file changed."""
+    from types import SimpleNamespace
+
+    from vcrbench.plan import dataset_check
+
+    calls = []
+    real = imagefiles.check_images
+    monkeypatch.setattr(imagefiles, "check_images", lambda p, threads: calls.append(p) or real(p))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("file,label\nok0.jpg,1\nok1.jpg,2\n")
+    ds = plan.validate(
+        {"dataset": {"kind": "folder", "path": str(folder), "labels": str(labels)},
+         "corruptions": {"brightness": {}}, "models": {"m": {"source": "timm", "id": "resnet18"}}}
+    )["dataset"]  # fmt: skip
+    record, problems = tmp_path / "checks" / "dataset.json", tmp_path / "checks" / "problems.tsv"
+    planned = [SimpleNamespace(rule=SimpleNamespace(name="check_images"))]
+    assert dataset_check.check_planned([], ds, record, problems) is None  # not planned: not run
+    assert calls == []
+    first = dataset_check.check_planned(planned, ds, record, problems)
+    assert first == {"n_images": 2, "bad": []} and len(calls) == 1
+    assert dataset_check.check_dataset(ds, 1, record, problems) == first and len(calls) == 1
+    os.utime(folder / "ok1.jpg", ns=(0, 10**9))  # a file replaced: checked again
+    assert dataset_check.check_dataset(ds, 1, record, problems) == first and len(calls) == 2
+    labels.write_text("file,label\nok0.jpg,1\nempty.jpg,2\nnone.jpg,3\n")
+    with pytest.raises(DatasetError, match=r"^2 problem\(s\) .*No job was started\.$") as err:
+        dataset_check.check_planned(planned, ds, record, problems)
+    assert f"{folder}/none.jpg: listed in {labels} but does not exist" in str(err.value)
+    assert f"{folder}/empty.jpg: empty file (0 bytes)" in str(err.value)
+    assert len(problems.read_text().splitlines()) == 2
 
 
 def test_exif_orientation_is_ignored_unless_asked(tmp_path):

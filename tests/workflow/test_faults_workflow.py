@@ -7,6 +7,7 @@ command; `python -m vcrbench.plan.verify` finds a flipped bit."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -159,28 +160,37 @@ def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | N
 def test_a_failed_job_is_one_line_then_its_log(tmp_path):
     """The job's own line names the problem and what to do, then its log's path: no Snakemake
     block with `message: None`, no traceback, the error's text once."""
-    dataset = folder_dataset(tmp_path / "images", bad={"bad.jpg": b"nope"})
-    config = write_config(tmp_path / "config.yaml", dataset=dataset)
-    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    config = write_config(tmp_path / "config.yaml")
+    made = snakemake(tmp_path, "--cores", "1", "--until", "prepare_clean_set", configfile=config)
+    assert made.returncode == 0, made.stderr[-3000:]
+    index = tmp_path / "results/dataset/index.parquet"
+    stat = index.stat()
+    data = bytearray(index.read_bytes())
+    data[len(data) // 4] ^= 0x04  # one bit, in a data page
+    index.write_bytes(bytes(data))
+    os.utime(index, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # Snakemake sees nothing new
+    proc = snakemake(tmp_path, "--cores", "1", "--until", "sample_manifest", configfile=config)
     said = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    problem = f"{tmp_path}/images/bad.jpg: not an image (4 bytes, starting b'nope')"
-    failed = [line for line in said.splitlines() if "failed" in line and "vcrbench" in line]
-    assert failed == [f"vcrbench: job check_images failed: DatasetError: 1 problem(s) with the "
-                      "dataset (4 images checked) (all listed in "
-                      f"results/checks/dataset-problems.tsv): {problem}. Fix or remove them "
-                      "(dataset.exclude lists image ids to leave out, dataset.on_error: skip "
-                      "leaves out images that cannot be read)",
-                      "vcrbench: log of the failed job check_images: "
-                      "results/logs/check_images/check_images.log"], said[-4000:]  # fmt: skip
-    assert said.count(problem) == 1
+    failed = [line for line in said.splitlines() if line.startswith("vcrbench: ")]
+    assert len(failed) == 2, said[-4000:]
+    job = re.fullmatch(r"vcrbench: job sample_manifest \(corruption=(\w+)\) failed: (.*)", failed[0])
+    assert job is not None, failed
+    assert job[2].startswith(
+        "input results/dataset/index.parquet was damaged and is now deleted: run the same "
+        "command again, which regenerates it and what depends on it (results/dataset/index.parquet is damaged"
+    )
+    log = f"results/logs/sample_manifest/{job[1]}.log"
+    assert failed[1] == f"vcrbench: log of the failed job sample_manifest: {log}"
+    assert said.count("index.parquet is damaged") == 1
     for noise in ("message: None", "Traceback", "CalledProcessError", "Error in rule"):
         assert noise not in said
-    assert problem in (tmp_path / "results/logs/check_images/check_images.log").read_text()
+    assert "Traceback" in (tmp_path / log).read_text()
 
 
-def test_every_defect_of_the_dataset_is_named_in_one_run(tmp_path):
-    """Unreadable, empty, truncated, missing, an unknown label, a duplicate row: one message."""
+def test_every_defect_of_the_dataset_is_named_in_one_run_before_any_job(tmp_path):
+    """Unreadable, empty, truncated, missing, an unknown label, a duplicate row: one message,
+    before any other job starts."""
     import io as bytes_io
 
     import numpy as np
@@ -198,7 +208,10 @@ def test_every_defect_of_the_dataset_is_named_in_one_run(tmp_path):
     proc = snakemake(tmp_path, "--cores", "2", configfile=config)
     said = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    (line,) = [x for x in said.splitlines() if x.startswith("vcrbench: job check_images failed")]
+    # checked first: no other job started (none ingested, fetched or logged anything)
+    assert "No job was started" in said and "localrule" not in said
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["checks"]
+    (line,) = [x for x in said.splitlines() if "problem(s) with the dataset" in x]
     images, labels = tmp_path / "images", tmp_path / "images" / "labels.csv"
     found = [
         (f"{labels}:9", "file 'skimage-camera.png' is listed twice"),

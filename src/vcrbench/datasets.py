@@ -33,11 +33,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image
 from tqdm.auto import tqdm
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
+from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
+from vcrbench.imagefiles import read_image
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
 from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
 from vcrbench.listing import WNID_RE
@@ -205,44 +207,9 @@ def select_images(
 # --------------------------------------------------------------------------- images
 
 
-def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
-    """Decode an image file to HxWx3 uint8 RGB.
-
-    Greyscale is replicated to three channels; an alpha channel is composited onto white;
-    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted. The
-    EXIF orientation tag is ignored, as torchvision and timm ignore it, unless ``exif_transpose``
-    (``dataset.exif_transpose``) turns the image upright by it first.
-    An unreadable or truncated file raises :class:`DatasetError` naming the file.
-    """
-    path = Path(path)
-    try:
-        with Image.open(path) as im:
-            im.load()
-            return _to_rgb8(ImageOps.exif_transpose(im) if exif_transpose else im)
-    except (
-        UnidentifiedImageError,
-        Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
-        OSError,
-        SyntaxError,
-        ValueError,
-    ) as exc:
-        raise DatasetError(f"cannot read image {path}: {exc}") from exc
-
-
-def _to_rgb8(im: Image.Image) -> np.ndarray:
-    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        arr = np.asarray(im).astype(np.float64)
-        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
-        if im.mode == "F":
-            top = 1.0 if arr.max() <= 1.0 else 255.0
-        arr = np.clip(np.round(arr / top * 255.0), 0, 255).astype(np.uint8)
-        return np.repeat(arr[..., None], 3, axis=2)
-    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
-        rgba = im.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return np.asarray(Image.alpha_composite(background, rgba).convert("RGB"))
-    arr = np.asarray(im.convert("RGB"))
-    return np.ascontiguousarray(arr)
+#: An image whose longer side exceeds this many times its shorter side is warned of: resized and
+#: centre-cropped, it keeps a thin middle strip of it (a 1x5000 image becomes a stretched column).
+EXTREME_ASPECT = 4.0
 
 
 def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
@@ -291,8 +258,8 @@ def prepare_clean_set(
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
-    files are written atomically. Returns the index (``row, image_id, label, orig_height,
-    orig_width, upsampled``).
+    files are written atomically. Returns the index (:data:`INDEX_COLUMNS`); every conversion
+    and an extreme aspect ratio are also said in the log, with a summary line.
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
@@ -322,9 +289,8 @@ def prepare_clean_set(
             raise DatasetError("no image of the dataset could be read")
         if kept < n:
             _truncate_npy(tmp_images, kept, (crop, crop, 3))
-        index = pd.DataFrame(
-            rows, columns=["row", "image_id", "label", "orig_height", "orig_width", "upsampled"]
-        )
+        index = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+        _log_summary(index, len(dataset), skipped)
         io.write_parquet(
             index,
             index_path,
@@ -337,16 +303,37 @@ def prepare_clean_set(
     return index
 
 
+#: The clean set's index: each image's row in the array, id, label, original size, whether it
+#: was upsampled, what was done to its pixels to make them 8-bit RGB (:func:`conversion`) and the
+#: ratio of its longer to its shorter side.
+INDEX_COLUMNS = (
+    "row", "image_id", "label", "orig_height", "orig_width", "upsampled", "conversion", "aspect",
+)  # fmt: skip
+
+
+def _log_summary(index: pd.DataFrame, total: int, skipped: list) -> None:
+    """One line in the job's log: how many images were upsampled, converted (by kind), of an
+    extreme aspect ratio, skipped."""
+    kinds = index.loc[index["conversion"] != "", "conversion"].value_counts().sort_index()
+    kinds = kinds.sort_values(ascending=False, kind="stable")  # most first, then by name
+    log.info(
+        "clean set: %d of %d images; %d upsampled; %d converted (%s); %d of aspect ratio over "
+        "%g:1; %d skipped", len(index), total, int(index["upsampled"].sum()), int(kinds.sum()),
+        ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none",
+        int((index["aspect"] > EXTREME_ASPECT).sum()), EXTREME_ASPECT, len(skipped),
+    )  # fmt: skip
+
+
 def _decode(path: str, *, resize: int, crop: int, on_error: str, exif_transpose: bool):
     """``(the resized, cropped image, its original (height, width))`` of one file;
     ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
     try:
-        img = load_image(path, exif_transpose)
+        img, converted = read_image(path, exif_transpose)
     except DatasetError:
         if on_error == "raise":
             raise
         return None, None
-    return resize_center_crop(img, resize, crop), img.shape[:2]
+    return resize_center_crop(img, resize, crop), (*img.shape[:2], converted)
 
 
 def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int, resize: int):
@@ -366,10 +353,22 @@ def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int
                 log.warning("skipping unreadable image %s", rec.path)
                 skipped.append(rec.path)
                 continue
-            if min(shape) < resize:
-                log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
+            (h, w, converted), aspect = shape, max(shape[:2]) / min(shape[:2])
+            if upsampled := min(h, w) < resize:
+                log.info("image %s (%dx%d) upsampled to %d", rec.path, h, w, resize)
+            if converted:
+                log.info("image %s converted: %s", rec.path, converted)
+            if aspect > EXTREME_ASPECT:
+                side = min(h, w)
+                log.warning(
+                    "image %s is %dx%d (aspect ratio %.1f:1): the clean set keeps only its "
+                    "central %dx%d square, scaled to %d; leave it out (dataset.exclude) if that "
+                    "is not meant", rec.path, h, w, aspect, side, side, images.shape[1],
+                )  # fmt: skip
             images[kept] = img
-            rows.append((kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize))
+            rows.append(
+                (kept, rec.image_id, rec.label, h, w, upsampled, converted, round(aspect, 3))
+            )
             kept += 1
     return kept, skipped, rows
 

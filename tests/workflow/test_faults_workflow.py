@@ -39,6 +39,25 @@ def temporaries(workdir: Path) -> list[str]:
     return [p.name for p in (workdir / "results").rglob(".*") if ".tmp" in p.name]
 
 
+def flip_bit(path: Path, at: float = 1 / 3) -> bytes:
+    """Flip one bit of ``path`` (at a third: in a data page), keeping its times so that Snakemake
+    sees nothing new; returns the damaged bytes."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[int(len(data) * at)] ^= 0x04
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    return bytes(data)
+
+
+def verify(workdir: Path) -> subprocess.CompletedProcess:
+    """``python -m vcrbench.plan.verify`` (what `make verify` runs) on ``workdir``."""
+    return subprocess.run(
+        [sys.executable, "-m", "vcrbench.plan.verify", "--directory", str(workdir)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+
+
 def start(workdir: Path, config: Path) -> subprocess.Popen:
     """The plain command, in its own process group (as a shell would start it)."""
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
@@ -111,17 +130,10 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     shard = "results/testsets/gaussian_noise/shard-00001.parquet"
     group = "results/predictions/efficientnet_lite0/gaussian_noise/group-00000.parquet"
     path = copy_run / shard
-    stat = path.stat()
-    data = bytearray(path.read_bytes())
-    data[len(data) // 3] ^= 0x04  # one bit, in a data page
-    path.write_bytes(bytes(data))
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # Snakemake sees nothing new
+    flip_bit(path)
 
     # verify finds it, by the sidecar's sha256 and the page checksums
-    proc = subprocess.run(
-        [sys.executable, "-m", "vcrbench.plan.verify", "--directory", str(copy_run)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    proc = verify(copy_run)
     assert proc.returncode == 1
     assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
     assert f"rm {shard}" in proc.stdout
@@ -135,6 +147,32 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     assert not path.exists()
 
     # and the same command regenerates it and what depends on it, byte-identical
+    fixed = snakemake(copy_run, "--cores", "2", configfile=config)
+    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
+    after = outputs(copy_run)
+    assert [p for p in before if after.get(p) != before[p]] == []
+
+
+@pytest.mark.slow
+def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_run):
+    """A flipped bit in a shard whose predictions exist: the plain rerun has nothing to do (and
+    leaves it damaged); verify names it and ends with the command that repairs it."""
+    config = copy_run / "config.yaml"
+    before = outputs(copy_run)
+    shard = "results/testsets/brightness/shard-00002.parquet"
+    path = copy_run / shard
+    damaged = flip_bit(path)
+
+    rerun = snakemake(copy_run, "--cores", "2", configfile=config)
+    assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
+    assert path.read_bytes() == damaged  # still damaged: no job read it
+
+    proc = verify(copy_run)
+    assert proc.returncode == 1
+    assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"rm {shard} && make run"
+    # that command, with this run's config for `make run`
+    path.unlink()
     fixed = snakemake(copy_run, "--cores", "2", configfile=config)
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
     after = outputs(copy_run)
@@ -163,12 +201,7 @@ def test_a_failed_job_is_one_line_then_its_log(tmp_path):
     config = write_config(tmp_path / "config.yaml")
     made = snakemake(tmp_path, "--cores", "1", "--until", "prepare_clean_set", configfile=config)
     assert made.returncode == 0, made.stderr[-3000:]
-    index = tmp_path / "results/dataset/index.parquet"
-    stat = index.stat()
-    data = bytearray(index.read_bytes())
-    data[len(data) // 4] ^= 0x04  # one bit, in a data page
-    index.write_bytes(bytes(data))
-    os.utime(index, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # Snakemake sees nothing new
+    flip_bit(tmp_path / "results/dataset/index.parquet", 1 / 4)
     proc = snakemake(tmp_path, "--cores", "1", "--until", "sample_manifest", configfile=config)
     said = proc.stdout + proc.stderr
     assert proc.returncode != 0

@@ -271,14 +271,11 @@ def prepare_clean_set(
         raise DatasetError("the dataset holds no images")
 
     n = len(dataset)
-    images = np.lib.format.open_memmap(
-        io.temporary_sibling(images_path, ".npy"),
-        mode="w+",
-        dtype=np.uint8,
-        shape=(n, crop, crop, 3),
-    )
-    tmp_images = Path(images.filename)
+    tmp_images = io.temporary_sibling(images_path, ".npy")
     try:
+        with io.disk_full_named(images_path):  # reserved: a full device named, not a SIGBUS
+            images = np.lib.format.open_memmap(tmp_images, "w+", np.uint8, (n, crop, crop, 3))
+            io.reserve(tmp_images)
         decode = functools.partial(
             _decode, resize=resize, crop=crop, on_error=on_error, exif_transpose=exif_transpose
         )
@@ -288,7 +285,8 @@ def prepare_clean_set(
         if kept == 0:
             raise DatasetError("no image of the dataset could be read")
         if kept < n:
-            _truncate_npy(tmp_images, kept, (crop, crop, 3))
+            with io.disk_full_named(images_path):
+                _truncate_npy(tmp_images, kept, (crop, crop, 3))
         index = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
         _log_summary(index, len(dataset), skipped)
         io.write_parquet(
@@ -377,8 +375,9 @@ def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 
     """Keep the first ``n`` items of an .npy file, copying in chunks (memory stays bounded)."""
     src = np.load(path, mmap_mode="r")
     short = Path(str(path) + ".short.npy")
-    dst = np.lib.format.open_memmap(short, mode="w+", dtype=src.dtype, shape=(n, *item_shape))
     try:
+        dst = np.lib.format.open_memmap(short, mode="w+", dtype=src.dtype, shape=(n, *item_shape))
+        io.reserve(short)
         for start in range(0, n, chunk):
             stop = min(start + chunk, n)
             dst[start:stop] = src[start:stop]

@@ -274,6 +274,55 @@ def test_snakemakes_account_of_a_failed_job_is_cut_to_its_log(caplog):
     assert caplog.records[-1].rule_msg == cluster["rule_msg"]
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs at ``tmp_path/disk`` (needs root: skipped, saying why, otherwise)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=True)  # lazy: a test's open file cannot block it
+
+
+def test_a_full_disk_is_named_and_leaves_no_partial_file(small_disk):
+    from vcrbench.errors import DiskFullError
+
+    finished = small_disk / "finished.parquet"
+    io.write_parquet(FRAME, finished)
+    before = finished.read_bytes()
+    big = pd.DataFrame({"x": np.random.default_rng(0).random(400_000)})  # 3 MB: does not fit
+    with pytest.raises(DiskFullError) as err:
+        io.write_parquet(big, small_disk / "big.parquet")
+    assert str(err.value).startswith(
+        f"no space left on the device to write {small_disk}/big.parquet"
+    )
+    assert "free space there" in str(err.value) and "run the same command again" in str(err.value)
+    assert err.value.errno == 28
+    assert sorted(p.name for p in small_disk.iterdir()) == ["finished.parquet"]
+    assert finished.read_bytes() == before
+    # the clean set's memory map: its blocks are reserved first, so a full device is this error,
+    # not a SIGBUS that kills the job without a word
+    from vcrbench import datasets
+
+    table = pd.concat([datasets.read_embedded_dataset()] * 4, ignore_index=True)
+    table["image_id"] = [f"{i}-{x}" for i, x in enumerate(table["image_id"])]
+    with pytest.raises(DiskFullError, match=f"to write {small_disk}/images.npy"):
+        datasets.prepare_clean_set(table, small_disk / "images.npy", small_disk / "index.parquet")
+    assert sorted(p.name for p in small_disk.iterdir()) == ["finished.parquet"]
+    assert pickle_round_trip(err.value).path == str(small_disk / "big.parquet")
+
+
+def pickle_round_trip(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))
+
+
 def test_damaged_file_errors_survive_pickling():
     import pickle
 

@@ -179,6 +179,43 @@ def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_ru
     assert [p for p in before if after.get(p) != before[p]] == []
 
 
+@pytest.mark.slow
+def test_a_full_disk_fails_naming_the_path_and_the_plain_command_finishes_later(
+    finished_run, tmp_path
+):
+    """results/ on a 4 MiB tmpfs (the run makes ~14 MiB): the job that meets the full disk names
+    the path and "no space left"; nothing half-written stands under a real name, what was
+    finished is intact; with space freed the plain command completes, byte-identical."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    workdir = tmp_path / "run"
+    (workdir / "results").mkdir(parents=True)
+    config = write_config(workdir / "config.yaml")
+    mount = ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(workdir / "results")]
+    done = subprocess.run(mount, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        full = snakemake(workdir, "--cores", "2", configfile=config)
+        said = full.stdout + full.stderr
+        assert full.returncode != 0
+        assert re.search(r"vcrbench: job \S+.* failed: DiskFullError: no space left on the device "
+                         r"to write results/\S+", said), said[-4000:]  # fmt: skip
+        assert temporaries(workdir) == []
+        theirs, ours = outputs(finished_run), outputs(workdir)
+        assert ours and [p for p in ours if ours[p] != theirs.get(p)] == []  # intact, none partial
+        # space freed: the plain command
+        subprocess.run(["mount", "-o", "remount,size=256m", str(workdir / "results")], check=True)
+        last = snakemake(workdir, "--cores", "2", configfile=config)
+        assert last.returncode == 0, (last.stdout + last.stderr)[-6000:]
+        ours = outputs(workdir)
+        assert sorted(ours) == sorted(theirs)
+        assert [p for p in ours if ours[p] != theirs[p]] == []
+        assert temporaries(workdir) == []
+    finally:
+        subprocess.run(["umount", "-l", str(workdir / "results")], check=False)
+
+
 def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | None = None) -> dict:
     """A folder dataset of three embedded images, files ``bad`` (name: bytes) listed after them
     and ``rows`` (``file,label`` lines) appended to its labels CSV; returns its config entry."""

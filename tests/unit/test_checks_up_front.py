@@ -214,7 +214,7 @@ def test_every_config_problem_is_named_in_one_run():
         plan.validate(config)
     assert err.value.problems == [
         err.value.problems[0],
-        "config key 'dataset.resise': unknown key (did you mean 'resize'?); known: "
+        "config key 'dataset.resise': unknown key 'resise' (did you mean 'resize'?); known: "
         + ", ".join(plan.schema.schema()["properties"]["dataset"]["properties"]),
         "config key 'sampling.n_samples': 'many' is not of type 'integer'",
         err.value.problems[3],

@@ -4,24 +4,34 @@
 import sys
 
 from vcrbench import io
-from vcrbench.errors import ModelConfigError
+from vcrbench.errors import DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
-from vcrbench.plan import runlock
+from vcrbench.plan import console, dataset_check, runlock
 
 RUN = runlock.start(workflow)
+# A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
+console.one_line_job_errors()
 
 
 onstart:
     runlock.started(workflow, RUN)
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
-    try:
-        checked = model_checks.check_planned(
-            workflow.dag.jobs,
-            vplan.checks.model_check_entries(PLAN.config),
-            paths.CHECK_MODELS,
+    try:  # both checks, each named even when the other fails
+        _, checked = dataset_check.run_all(
+            lambda: dataset_check.check_planned(
+                workflow.dag.needrun_jobs(),
+                PLAN.section("dataset"),
+                paths.CHECK_DATASET,
+                paths.CHECK_DATASET_PROBLEMS,
+            ),
+            lambda: model_checks.check_planned(
+                workflow.dag.jobs,
+                vplan.checks.model_check_entries(PLAN.config),
+                paths.CHECK_MODELS,
+            ),
         )
-    except ModelConfigError:
+    except (DatasetError, ModelConfigError):
         runlock.ended(RUN)
         raise
     if checked:
@@ -39,11 +49,13 @@ onerror:
     runlock.ended(RUN)
 
 
-# What jobs would otherwise find late, checked first. Every image of the dataset (all bad files
-# named at once): the job check_images, which the clean set waits for as an `ancient` input (a
-# rerun check reruns nothing else). Every model entry (id in its source, weights, head against the
-# label space): in `onstart`, so in the main process, after Snakemake has planned the jobs and
-# before it starts or submits any (a dry run imports no model library). Each entry is checked
+# What jobs would otherwise find late, checked first, in `onstart`: in the main process, after
+# Snakemake has planned the jobs and before it starts or submits any (a dry run skips it). The
+# dataset (every defect of its listing and every bad image named at once), when the job
+# check_images is planned: that job, which the clean set waits for as an `ancient` input (a rerun
+# check reruns nothing else), then finds the check done (vcrbench.plan.dataset_check). Every model
+# entry (id in its source, weights, head against the label space; a dry run imports no model
+# library). Each entry is checked
 # once, as it is: results/checks/models.json records the checked entries, so adding a model checks
 # that model, and, being no job's output, reruns nothing else.
 

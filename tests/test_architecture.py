@@ -21,7 +21,7 @@ MAX_LINES = 500
 LAYERS = [
     {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance", "kappa"},  # foundation (leaves)
     {"vif", "corruptions", "labels", "runtime", "defenses"},  # registries and primitives
-    {"datasets", "imagefiles", "layouts", "models", "measure"},  # inputs: images, labels, models, Δv
+    {"datasets", "imagefiles", "layouts", "listing", "models", "measure"},  # inputs: images, labels, models, Δv
     {"sampling", "sampling_dvuniform", "sampling_stratified", "testset", "coverage"},  # stage I: test sets
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics

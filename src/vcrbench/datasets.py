@@ -21,13 +21,11 @@ Parquet index. Every corruption, every Δv and every model sees exactly these pi
 
 from __future__ import annotations
 
-import csv
 import functools
 import importlib.resources
 import importlib.util
 import logging
 import os
-import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,94 +33,38 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image
 from tqdm.auto import tqdm
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
+from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
+from vcrbench.imagefiles import read_image
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
-from vcrbench.layouts import LAYOUT_KINDS, read_layout
+from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
+from vcrbench.listing import WNID_RE
+from vcrbench.listing import read_folder_dataset as read_folder_dataset  # the dataset readers' API
+from vcrbench.listing import read_labels_file as read_labels_file
 from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
 
 log = logging.getLogger(__name__)
 
-WNID_RE = re.compile(r"^n\d{8}$")
 DATASET_KINDS = ("embedded", "folder", "imagenet-val", *LAYOUT_KINDS)
-
-
-def _parse_label(value: str, where: str, wnid_index: dict[str, int] | None) -> int:
-    value = value.strip()
-    if WNID_RE.match(value):
-        wnid_index = wnid_index if wnid_index is not None else imagenet_wnid_index()
-        if value not in wnid_index:
-            raise DatasetError(f"{where}: WordNet ID {value!r} is not an ImageNet-1k class")
-        return wnid_index[value]
-    try:
-        label = int(value)
-    except ValueError:
-        raise DatasetError(
-            f"{where}: label {value!r} is neither an integer class index nor a WordNet ID"
-        ) from None
-    if label < UNLABELLED:
-        raise DatasetError(f"{where}: label {label} is negative (use {UNLABELLED} for no label)")
-    return label
 
 
 # --------------------------------------------------------------------------- readers
 
 
-def read_labels_file(labels_file: str | os.PathLike) -> dict[str, int]:
-    """Read a CSV labels file with a header ``file,label``; returns ``{file: class index}``."""
-    labels_file = Path(labels_file)
-    if not labels_file.is_file():
-        raise DatasetError(f"labels file {labels_file} does not exist")
-    wnids = None
-    out: dict[str, int] = {}
-    with labels_file.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or not {"file", "label"} <= set(reader.fieldnames):
-            raise DatasetError(
-                f"labels file {labels_file} needs a header with columns 'file' and 'label', "
-                f"found {reader.fieldnames}"
-            )
-        for lineno, row in enumerate(reader, start=2):
-            where = f"{labels_file}:{lineno}"
-            if not row["file"] or row["label"] is None:
-                raise DatasetError(f"{where}: empty 'file' or 'label'")
-            if wnids is None and WNID_RE.match(row["label"].strip()):
-                wnids = imagenet_wnid_index()
-            if row["file"] in out:
-                raise DatasetError(f"{where}: file {row['file']!r} is listed twice")
-            out[row["file"]] = _parse_label(row["label"], where, wnids)
-    if not out:
-        raise DatasetError(f"labels file {labels_file} lists no images")
-    return out
-
-
-def read_folder_dataset(root: str | os.PathLike, labels_file: str | os.PathLike) -> pd.DataFrame:
-    """A folder of images with a ``file,label`` CSV (see module docstring)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise DatasetError(f"dataset folder {root} does not exist")
-    labels = read_labels_file(labels_file)
-    rows = []
-    for file, label in labels.items():
-        path = root / file
-        if not path.is_file():
-            raise DatasetError(f"image {path} is listed in {labels_file} but does not exist")
-        rows.append((Path(file).as_posix(), str(path), label))
-    return _frame(rows)
-
-
 def read_imagenet_val(
-    root: str | os.PathLike, labels_file: str | os.PathLike | None = None
+    root: str | os.PathLike, labels_file: str | os.PathLike | None = None, problems=None
 ) -> pd.DataFrame:
-    """ILSVRC2012 validation images, flat or in WordNet-ID class folders."""
+    """ILSVRC2012 validation images, flat or in WordNet-ID class folders (``problems``: the
+    defects of a labels file's rows, :mod:`vcrbench.listing`)."""
     root = Path(root)
     if not root.is_dir():
         raise DatasetError(f"ImageNet validation folder {root} does not exist")
     if labels_file is not None:
-        return read_folder_dataset(root, labels_file)
+        return read_folder_dataset(root, labels_file, problems)
     subdirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID_RE.match(p.name))
     rows = []
     if subdirs:
@@ -146,7 +88,7 @@ def read_imagenet_val(
             rows.append((path.name, str(path), known[path.name]))
     if not rows:
         raise DatasetError(f"no images found in ImageNet validation folder {root}")
-    return _frame(rows)
+    return dataset_frame(rows)
 
 
 def embedded_labels_path() -> Path:
@@ -172,13 +114,7 @@ def read_embedded_dataset() -> pd.DataFrame:
         (r.image_id, str(_package_file(r.source)), int(r.label))
         for r in table.itertuples(index=False)
     ]
-    return _frame(rows)
-
-
-def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=["image_id", "path", "label"])
-    df["label"] = df["label"].astype("int64")
-    return df.sort_values("image_id", kind="stable").reset_index(drop=True)
+    return dataset_frame(rows)
 
 
 def load_dataset(
@@ -188,12 +124,15 @@ def load_dataset(
     *,
     label_space=None,
     split: str = "all",
+    problems: list | None = None,
 ) -> pd.DataFrame:
     """Dispatch on ``dataset.kind`` of the config.
 
     ``label_space`` (``dataset.label_space``: ``"imagenet1k"`` or a mapping) is the space the
     labels are in: every label is checked against it, and a SUN tree takes its class order from
-    its class names. ``split`` selects CUB-200-2011's training or test images.
+    its class names. ``split`` selects CUB-200-2011's training or test images. ``problems``: a
+    list that collects the defects of a labels file's rows and the listed files that are missing,
+    instead of stopping at the first (:mod:`vcrbench.listing`).
     """
     space = get_label_space(label_space)
     if kind == "embedded":
@@ -201,11 +140,11 @@ def load_dataset(
     elif kind == "folder":
         if not path or not labels:
             raise DatasetError("dataset.kind 'folder' needs dataset.path and dataset.labels")
-        table = read_folder_dataset(path, labels)
+        table = read_folder_dataset(path, labels, problems)
     elif kind == "imagenet-val":
         if not path:
             raise DatasetError("dataset.kind 'imagenet-val' needs dataset.path")
-        table = read_imagenet_val(path, labels)
+        table = read_imagenet_val(path, labels, problems)
     elif kind in LAYOUT_KINDS:
         if not path:
             raise DatasetError(f"dataset.kind {kind!r} needs dataset.path")
@@ -268,44 +207,9 @@ def select_images(
 # --------------------------------------------------------------------------- images
 
 
-def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
-    """Decode an image file to HxWx3 uint8 RGB.
-
-    Greyscale is replicated to three channels; an alpha channel is composited onto white;
-    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted. The
-    EXIF orientation tag is ignored, as torchvision and timm ignore it, unless ``exif_transpose``
-    (``dataset.exif_transpose``) turns the image upright by it first.
-    An unreadable or truncated file raises :class:`DatasetError` naming the file.
-    """
-    path = Path(path)
-    try:
-        with Image.open(path) as im:
-            im.load()
-            return _to_rgb8(ImageOps.exif_transpose(im) if exif_transpose else im)
-    except (
-        UnidentifiedImageError,
-        Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
-        OSError,
-        SyntaxError,
-        ValueError,
-    ) as exc:
-        raise DatasetError(f"cannot read image {path}: {exc}") from exc
-
-
-def _to_rgb8(im: Image.Image) -> np.ndarray:
-    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        arr = np.asarray(im).astype(np.float64)
-        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
-        if im.mode == "F":
-            top = 1.0 if arr.max() <= 1.0 else 255.0
-        arr = np.clip(np.round(arr / top * 255.0), 0, 255).astype(np.uint8)
-        return np.repeat(arr[..., None], 3, axis=2)
-    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
-        rgba = im.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return np.asarray(Image.alpha_composite(background, rgba).convert("RGB"))
-    arr = np.asarray(im.convert("RGB"))
-    return np.ascontiguousarray(arr)
+#: An image whose longer side exceeds this many times its shorter side is warned of: resized and
+#: centre-cropped, it keeps a thin middle strip of it (a 1x5000 image becomes a stretched column).
+EXTREME_ASPECT = 4.0
 
 
 def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
@@ -354,8 +258,8 @@ def prepare_clean_set(
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
-    files are written atomically. Returns the index (``row, image_id, label, orig_height,
-    orig_width, upsampled``).
+    files are written atomically. Returns the index (:data:`INDEX_COLUMNS`); every conversion
+    and an extreme aspect ratio are also said in the log, with a summary line.
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
@@ -367,14 +271,11 @@ def prepare_clean_set(
         raise DatasetError("the dataset holds no images")
 
     n = len(dataset)
-    images = np.lib.format.open_memmap(
-        io.temporary_sibling(images_path, ".npy"),
-        mode="w+",
-        dtype=np.uint8,
-        shape=(n, crop, crop, 3),
-    )
-    tmp_images = Path(images.filename)
+    tmp_images = io.temporary_sibling(images_path, ".npy")
     try:
+        with io.disk_full_named(images_path):  # reserved: a full device named, not a SIGBUS
+            images = np.lib.format.open_memmap(tmp_images, "w+", np.uint8, (n, crop, crop, 3))
+            io.reserve(tmp_images)
         decode = functools.partial(
             _decode, resize=resize, crop=crop, on_error=on_error, exif_transpose=exif_transpose
         )
@@ -384,10 +285,10 @@ def prepare_clean_set(
         if kept == 0:
             raise DatasetError("no image of the dataset could be read")
         if kept < n:
-            _truncate_npy(tmp_images, kept, (crop, crop, 3))
-        index = pd.DataFrame(
-            rows, columns=["row", "image_id", "label", "orig_height", "orig_width", "upsampled"]
-        )
+            with io.disk_full_named(images_path):
+                _truncate_npy(tmp_images, kept, (crop, crop, 3))
+        index = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+        _log_summary(index, len(dataset), skipped)
         io.write_parquet(
             index,
             index_path,
@@ -400,16 +301,37 @@ def prepare_clean_set(
     return index
 
 
+#: The clean set's index: each image's row in the array, id, label, original size, whether it
+#: was upsampled, what was done to its pixels to make them 8-bit RGB (:func:`conversion`) and the
+#: ratio of its longer to its shorter side.
+INDEX_COLUMNS = (
+    "row", "image_id", "label", "orig_height", "orig_width", "upsampled", "conversion", "aspect",
+)  # fmt: skip
+
+
+def _log_summary(index: pd.DataFrame, total: int, skipped: list) -> None:
+    """One line in the job's log: how many images were upsampled, converted (by kind), of an
+    extreme aspect ratio, skipped."""
+    kinds = index.loc[index["conversion"] != "", "conversion"].value_counts().sort_index()
+    kinds = kinds.sort_values(ascending=False, kind="stable")  # most first, then by name
+    log.info(
+        "clean set: %d of %d images; %d upsampled; %d converted (%s); %d of aspect ratio over "
+        "%g:1; %d skipped", len(index), total, int(index["upsampled"].sum()), int(kinds.sum()),
+        ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none",
+        int((index["aspect"] > EXTREME_ASPECT).sum()), EXTREME_ASPECT, len(skipped),
+    )  # fmt: skip
+
+
 def _decode(path: str, *, resize: int, crop: int, on_error: str, exif_transpose: bool):
     """``(the resized, cropped image, its original (height, width))`` of one file;
     ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
     try:
-        img = load_image(path, exif_transpose)
+        img, converted = read_image(path, exif_transpose)
     except DatasetError:
         if on_error == "raise":
             raise
         return None, None
-    return resize_center_crop(img, resize, crop), img.shape[:2]
+    return resize_center_crop(img, resize, crop), (*img.shape[:2], converted)
 
 
 def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int, resize: int):
@@ -429,10 +351,22 @@ def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int
                 log.warning("skipping unreadable image %s", rec.path)
                 skipped.append(rec.path)
                 continue
-            if min(shape) < resize:
-                log.info("image %s (%dx%d) upsampled to %d", rec.path, *shape, resize)
+            (h, w, converted), aspect = shape, max(shape[:2]) / min(shape[:2])
+            if upsampled := min(h, w) < resize:
+                log.info("image %s (%dx%d) upsampled to %d", rec.path, h, w, resize)
+            if converted:
+                log.info("image %s converted: %s", rec.path, converted)
+            if aspect > EXTREME_ASPECT:
+                side = min(h, w)
+                log.warning(
+                    "image %s is %dx%d (aspect ratio %.1f:1): the clean set keeps only its "
+                    "central %dx%d square, scaled to %d; leave it out (dataset.exclude) if that "
+                    "is not meant", rec.path, h, w, aspect, side, side, images.shape[1],
+                )  # fmt: skip
             images[kept] = img
-            rows.append((kept, rec.image_id, rec.label, shape[0], shape[1], min(shape) < resize))
+            rows.append(
+                (kept, rec.image_id, rec.label, h, w, upsampled, converted, round(aspect, 3))
+            )
             kept += 1
     return kept, skipped, rows
 
@@ -441,8 +375,9 @@ def _truncate_npy(path: Path, n: int, item_shape: tuple[int, ...], chunk: int = 
     """Keep the first ``n`` items of an .npy file, copying in chunks (memory stays bounded)."""
     src = np.load(path, mmap_mode="r")
     short = Path(str(path) + ".short.npy")
-    dst = np.lib.format.open_memmap(short, mode="w+", dtype=src.dtype, shape=(n, *item_shape))
     try:
+        dst = np.lib.format.open_memmap(short, mode="w+", dtype=src.dtype, shape=(n, *item_shape))
+        io.reserve(short)
         for start in range(0, n, chunk):
             stop = min(start + chunk, n)
             dst[start:stop] = src[start:stop]

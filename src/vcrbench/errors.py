@@ -10,6 +10,8 @@ every stage module re-exports the ones it raises under the names it always had
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Iterable
 
 
@@ -25,6 +27,30 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 
 class ConfigError(ValueError):
     """A config value that cannot be used; the message names the key."""
+
+
+class ConfigErrors(ConfigError):
+    """Every problem of a config found in one pass (``problems``: each a message naming its key),
+    one a line; one problem reads as that problem alone."""
+
+    def __init__(self, problems: Iterable[str]):
+        self.problems = list(dict.fromkeys(problems))
+        if len(self.problems) == 1:
+            text = self.problems[0]
+        else:
+            listed = "\n".join(f"  {p}" for p in self.problems)
+            text = f"{len(self.problems)} problems in the config:\n{listed}"
+        super().__init__(text)
+
+    def __reduce__(self):
+        return type(self), (self.problems,)
+
+
+def raise_all(problems: Iterable[str]) -> None:
+    """Raise :class:`ConfigErrors` of ``problems`` if there are any."""
+    problems = list(problems)
+    if problems:
+        raise ConfigErrors(problems)
 
 
 class FigureConfigError(ConfigError):
@@ -51,6 +77,28 @@ class DamagedFileError(OSError):
 
     def __reduce__(self):  # picklable across DataLoader workers, with its path
         return DamagedFileError, (self.path, self.reason)
+
+
+class DiskFullError(OSError):
+    """No space left on the device (or quota) while writing ``path``: the message names it and
+    what to do. What was half-written is removed; finished outputs are kept."""
+
+    def __init__(self, path, detail: str = "") -> None:
+        self.path, self.detail = str(path), detail
+        folder = os.path.dirname(self.path) or "."
+        super().__init__(
+            errno.ENOSPC,
+            f"no space left on the device to write {self.path}"
+            + (f" ({detail})" if detail else "")
+            + f"; nothing half-written was kept and finished outputs are untouched: free space "
+            f"there (df -h {folder}) and run the same command again",
+        )
+
+    def __str__(self) -> str:
+        return self.strerror
+
+    def __reduce__(self):
+        return DiskFullError, (self.path, self.detail)
 
 
 # --------------------------------------------------------------------------- inputs

@@ -2,7 +2,12 @@
 
 The workflow's ``check_images`` job runs it on every image of the dataset, in parallel, and names
 every bad file at once with what is wrong with it (an empty file, a file that is not an image, a
-truncated JPEG, one that does not decode), before the clean set starts. It is cheap where files are
+truncated JPEG, one that does not decode), with the defects of the dataset's listing (a missing
+file, an unknown label, a duplicate row: :mod:`vcrbench.listing`), in one message
+(:func:`describe`; the full list in a file, :func:`write_problems`), before any other job.
+
+:func:`load_image` (:func:`read_image`: and what it did) decodes a file to 8-bit RGB, the pixels
+the clean set starts from. It is cheap where files are
 sound: a file is opened (its header read), its format's integrity check run (``verify``: chunk CRCs
 for PNG), and a JPEG is fully decoded only when it does not end with the end-of-image marker.
 """
@@ -13,7 +18,11 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from vcrbench import io
+from vcrbench.errors import DatasetError
 
 #: JPEG's end-of-image marker, which a complete file ends with (up to a few padding bytes).
 JPEG_EOI = b"\xff\xd9"
@@ -66,12 +75,111 @@ def check_images(paths: list[str], threads: int = 1) -> list[tuple[str, str]]:
     return [(p, why) for p, why in zip(paths, problems, strict=True) if why is not None]
 
 
-def describe(bad: list[tuple[str, str]], total: int, shown: int = 100) -> str:
-    """One message naming every bad file (the first ``shown``) and what is wrong with each."""
-    listed = "; ".join(f"{p}: {why}" for p, why in bad[:shown])
-    more = f"; and {len(bad) - shown} more" if len(bad) > shown else ""
+#: How many problems the error message lists; the file it names lists them all.
+SHOWN = 20
+
+
+def describe(
+    problems: list[tuple[str, str]],
+    total: int,
+    full_list: str | os.PathLike | None = None,
+    shown: int = SHOWN,
+) -> str:
+    """One message naming every problem of a dataset (the first ``shown``; all are in
+    ``full_list``) and what is wrong with each: its listing's defects
+    (:mod:`vcrbench.listing`) and its bad image files, of ``total`` images checked."""
+    listed = "; ".join(f"{p}: {why}" for p, why in problems[:shown])
+    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
+    where = f" (all listed in {full_list})" if full_list is not None else ""
     return (
-        f"{len(bad)} of {total} images of the dataset cannot be used: {listed}{more}. Replace "
-        "or remove them (dataset.exclude lists image ids to leave out, dataset.on_error: skip "
-        "leaves out what cannot be read)"
+        f"{len(problems)} problem(s) with the dataset ({total} images checked){where}: "
+        f"{listed}{more}. Fix or remove them (dataset.exclude lists image ids to leave out, "
+        "dataset.on_error: skip leaves out images that cannot be read)"
     )
+
+
+def write_problems(problems: list[tuple[str, str]], path: str | os.PathLike) -> None:
+    """The full list of a dataset's problems at ``path``, one ``<where>\t<what>`` a line
+    (written atomically); no problem removes a list an earlier check left."""
+    if not problems:
+        Path(path).unlink(missing_ok=True)
+        return
+    with io.atomic_path(path) as tmp:
+        tmp.write_text("".join(f"{where}\t{what}\n" for where, what in problems))
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
+    """Decode an image file to HxWx3 uint8 RGB.
+
+    Greyscale is replicated to three channels; an alpha channel is composited onto white;
+    16-bit and float images are rescaled to 8 bits; palette and CMYK images are converted. The
+    EXIF orientation tag is ignored, as torchvision and timm ignore it, unless ``exif_transpose``
+    (``dataset.exif_transpose``) turns the image upright by it first.
+    An unreadable or truncated file raises :class:`DatasetError` naming the file.
+    """
+    return read_image(path, exif_transpose)[0]
+
+
+def read_image(path: str | os.PathLike, exif_transpose: bool = False) -> tuple[np.ndarray, str]:
+    """:func:`load_image`, and what was done to the file's pixels to make them 8-bit RGB (one
+    phrase each, ``; ``-joined: ``CMYK to RGB``, ``RGBA composited on white``, ``16-bit
+    greyscale (I;16) scaled to 8 bits, to RGB``; ``""``: nothing, an 8-bit RGB file)."""
+    path = Path(path)
+    try:
+        with Image.open(path) as im:
+            im.load()
+            im = ImageOps.exif_transpose(im) if exif_transpose else im
+            return _to_rgb8(im), conversion(im)
+    except (
+        UnidentifiedImageError,
+        Image.DecompressionBombError,  # not an OSError: would escape unnamed, even with 'skip'
+        OSError,
+        SyntaxError,
+        ValueError,
+    ) as exc:
+        raise DatasetError(f"cannot read image {path}: {exc}") from exc
+
+
+def _to_rgb8(im: Image.Image) -> np.ndarray:
+    if im.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        arr = np.asarray(im).astype(np.float64)
+        top = 65535.0 if im.mode.startswith("I;16") or arr.max() > 255 else 255.0
+        if im.mode == "F":
+            top = 1.0 if arr.max() <= 1.0 else 255.0
+        arr = np.clip(np.round(arr / top * 255.0), 0, 255).astype(np.uint8)
+        return np.repeat(arr[..., None], 3, axis=2)
+    if im.mode in ("RGBA", "LA", "PA") or (im.mode == "P" and "transparency" in im.info):
+        rgba = im.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return np.asarray(Image.alpha_composite(background, rgba).convert("RGB"))
+    arr = np.asarray(im.convert("RGB"))
+    return np.ascontiguousarray(arr)
+
+
+#: What :func:`_to_rgb8` does to an image of each mode other than RGB, as :func:`conversion` says it.
+_CONVERSIONS = {
+    "L": "greyscale (L) to RGB",
+    "1": "1-bit (1) to RGB",
+    "P": "palette (P) to RGB",
+    "CMYK": "CMYK to RGB",
+    "YCbCr": "YCbCr to RGB",
+    "LAB": "Lab to RGB",
+    "HSV": "HSV to RGB",
+    "RGBA": "RGBA composited on white",
+    "LA": "greyscale with alpha (LA) composited on white, to RGB",
+    "PA": "palette with alpha (PA) composited on white",
+    "I": "32-bit integer greyscale (I) scaled to 8 bits, to RGB",
+    "F": "floating-point greyscale (F) scaled to 8 bits, to RGB",
+}
+
+
+def conversion(im: Image.Image) -> str:
+    """What :func:`_to_rgb8` does to ``im`` (``""``: nothing, it is 8-bit RGB)."""
+    if im.mode.startswith("I;16"):
+        return f"16-bit greyscale ({im.mode}) scaled to 8 bits, to RGB"
+    if im.mode == "P" and "transparency" in im.info:
+        return "palette with transparency (P) composited on white"
+    return _CONVERSIONS.get(im.mode, "" if im.mode == "RGB" else f"{im.mode} to RGB")

@@ -18,12 +18,13 @@ raises :class:`DamagedFileError` naming it instead of giving wrong values.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 import socket
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vcrbench import provenance
-from vcrbench.errors import DamagedFileError
+from vcrbench.errors import DamagedFileError, DiskFullError
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -103,15 +104,41 @@ def sweep_temporaries(root: str | os.PathLike) -> list[Path]:
 
 def temporary_sibling(path: str | os.PathLike, suffix: str = "") -> Path:
     """A new empty temporary file beside ``path`` named after this host and process, once the
-    stale temporaries of ``path`` are removed (``suffix`` after ``.tmp``, e.g. ``.npy``)."""
+    stale temporaries of ``path`` are removed (``suffix`` after ``.tmp``, e.g. ``.npy``). It has
+    the mode the umask gives a new file (0644 under umask 022), which the output keeps."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.{_host()}.{os.getpid()}.", suffix=f".tmp{suffix}", dir=path.parent
-    )
-    os.close(fd)
-    return Path(tmp)
+    prefix = f".{path.name}.{_host()}.{os.getpid()}."
+    while True:
+        tmp = path.parent / f"{prefix}{secrets.token_hex(6)}.tmp{suffix}"
+        try:
+            # mode 0o666 less the umask, as any new file: the rename keeps it (mkstemp's 0600
+            # would leave every output readable by its owner only)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+
+
+def _no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` says the device (or quota) is full (pyarrow's say so in their text only)."""
+    if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    return "no space left on device" in text or "disk quota exceeded" in text
+
+
+@contextlib.contextmanager
+def disk_full_named(path: str | os.PathLike) -> Iterator[None]:
+    """A full device met in the block raised as :class:`DiskFullError` naming output ``path``."""
+    try:
+        yield
+    except Exception as exc:
+        if _no_space(exc) and not isinstance(exc, DiskFullError):
+            raise DiskFullError(path, f"{type(exc).__name__}: {exc}") from exc
+        raise
 
 
 @contextlib.contextmanager
@@ -120,17 +147,28 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
     The temporary file is removed when the block raises (or the process is interrupted with an
     exception), so a failure never leaves a partial file at the destination; one that a killed
-    process left is removed by the next writer of ``path`` (:func:`temporary_sibling`).
+    process left is removed by the next writer of ``path`` (:func:`temporary_sibling`). A full
+    device raises :class:`DiskFullError` naming ``path``.
     """
     path = Path(path)
-    tmp_path = temporary_sibling(path)
-    try:
-        yield tmp_path
-        os.replace(tmp_path, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp_path.unlink()
-        raise
+    with disk_full_named(path):
+        tmp_path = temporary_sibling(path)
+        try:
+            yield tmp_path
+            os.replace(tmp_path, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp_path.unlink()
+            raise
+
+
+def reserve(path: str | os.PathLike) -> None:
+    """Allocate a sparse file's blocks (a memory map's): a full device is an OSError now (which
+    :func:`disk_full_named` names), not a SIGBUS when a page is written."""
+    with open(path, "r+b") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size and hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fh.fileno(), 0, size)
 
 
 def to_table(data: pd.DataFrame | pa.Table) -> pa.Table:

@@ -40,7 +40,8 @@ LAYOUT_KINDS = ("cub200", "awa2", "sun")
 SPLITS = ("all", "train", "test")
 
 
-def _frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
+def dataset_frame(rows: list[tuple[str, str, int]]) -> pd.DataFrame:
+    """The dataset table of ``(image_id, path, label)`` rows, sorted by image id."""
     df = pd.DataFrame(rows, columns=["image_id", "path", "label"])
     df["label"] = df["label"].astype("int64")
     return df.sort_values("image_id", kind="stable").reset_index(drop=True)
@@ -120,7 +121,7 @@ def read_cub(root: str | os.PathLike, split: str = "all") -> pd.DataFrame:
         rows.append((Path(rel).as_posix(), str(path), int(label) - 1))
     if not rows:
         raise DatasetError(f"CUB-200-2011 tree {root}: no image in split {split!r}")
-    return _frame(rows)
+    return dataset_frame(rows)
 
 
 def awa2_classes(root: str | os.PathLike) -> list[str]:
@@ -145,7 +146,7 @@ def read_awa2(root: str | os.PathLike) -> pd.DataFrame:
                 rows.append((f"{sub.name}/{path.name}", str(path), index[sub.name]))
     if not rows:
         raise DatasetError(f"no images found under {images}")
-    return _frame(rows)
+    return dataset_frame(rows)
 
 
 def _sun_root(root: Path) -> Path:
@@ -193,7 +194,7 @@ def read_sun(root: str | os.PathLike, class_names: Sequence[str] | None = None) 
                 f"SUN class folder {name!r} (under {base}) is not one of the label space's classes"
             )
         rows += [(p.relative_to(base).as_posix(), str(p), index[name]) for p in files]
-    return _frame(rows)
+    return dataset_frame(rows)
 
 
 def layout_classes(kind: str, root: str | os.PathLike) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from vcrbench.errors import ConfigError
+from vcrbench.errors import ConfigError, did_you_mean, raise_all
 
 SCHEMA_FILE = "config.schema.yaml"
 
@@ -58,22 +58,28 @@ def _check(config: dict, schema_obj: dict, prefix: str = "") -> dict:
     # Two passes: the first fills defaults (also of nested objects created by defaults).
     for _ in validator.iter_errors(config):
         pass
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.path))
-    if errors:
-        err = errors[0]
-        parts = [*([prefix] if prefix else []), *(str(p) for p in err.path)]
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            # name the unknown key itself (`figures.dpis`), not only its block
-            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-            parts += extra[:1]
-        key = ".".join(parts)
-        raise ConfigError(f"config key '{key or '<root>'}': {err.message}")
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.path])
+    raise_all(problem for err in errors for problem in _problems(err, prefix))
     return config
+
+
+def _problems(err, prefix: str) -> list[str]:
+    """The messages of one schema error, each naming its key (an unknown key by itself:
+    ``figures.dpis``, not only its block, with the nearest known key)."""
+    parts = [*([prefix] if prefix else []), *(str(p) for p in err.path)]
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        known = list(err.schema.get("properties", {}))
+        return [
+            f"config key '{'.'.join([*parts, extra])}': unknown key {extra!r}"
+            f"{did_you_mean(extra, known)}" + (f"; known: {', '.join(known)}" if known else "")
+            for extra in sorted(set(err.instance) - set(known))
+        ]
+    return [f"config key '{'.'.join(parts) or '<root>'}': {err.message}"]
 
 
 def validate(config: dict, path: str | Path | None = None) -> dict:
     """Validate ``config`` against the schema (the package's, or the file at ``path``) and fill in
-    every default, in place; :class:`~vcrbench.errors.ConfigError` names the first key at fault."""
+    every default, in place; :class:`~vcrbench.errors.ConfigErrors` names every key at fault."""
     return _check(config, _load(None if path is None else str(path)))
 
 

@@ -4,13 +4,14 @@ weights and head, a missing checkpoint and an empty entry named by their config 
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from vcrbench import datasets, imagefiles, plan
-from vcrbench.errors import ConfigError, ModelConfigError
+from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models.checks import check_models
 
 
@@ -41,8 +42,82 @@ def test_every_bad_image_is_named_with_what_is_wrong(folder):
     assert bad[str(folder / "text.jpg")].startswith("not an image (14 bytes, starting b'not a")
     assert bad[str(folder / "truncated.jpg")].startswith("truncated JPEG")
     text = imagefiles.describe(list(bad.items()), len(paths))
-    assert text.startswith(f"4 of {len(paths)} images")
-    assert all(p in text for p in bad)
+    assert text.startswith(f"4 problem(s) with the dataset ({len(paths)} images checked): ")
+    assert all(f"{p}: {why}" in text for p, why in bad.items())
+
+
+def test_every_defect_of_a_listing_is_collected_at_once(tmp_path):
+    from vcrbench.listing import read_folder_dataset
+
+    (tmp_path / "imgs").mkdir()
+    for name in ("a.png", "b.png", "c.png"):
+        (tmp_path / "imgs" / name).write_bytes(b"x")
+    labels = tmp_path / "labels.csv"
+    labels.write_text(
+        "file,label\na.png,n01440764\nb.png,n99999999\na.png,3\nmissing.png,4\n"
+        "gone.png,5\nc.png,\nc.png,cat\n"
+    )
+    problems = []
+    table = read_folder_dataset(tmp_path / "imgs", labels, problems)
+    assert table["image_id"].tolist() == ["a.png"]
+    assert problems == [
+        (f"{labels}:3", "WordNet ID 'n99999999' is not an ImageNet-1k class"),
+        (f"{labels}:4", "file 'a.png' is listed twice"),
+        (f"{labels}:7", "empty 'file' or 'label'"),
+        (f"{labels}:8", "label 'cat' is neither an integer class index nor a WordNet ID"),
+        (f"{tmp_path}/imgs/missing.png", f"listed in {labels} but does not exist"),
+        (f"{tmp_path}/imgs/gone.png", f"listed in {labels} but does not exist"),
+    ]
+    # without a list to collect them, the first stops the reading, naming file and line
+    with pytest.raises(DatasetError, match=r"labels.csv:3: WordNet ID 'n99999999' is not"):
+        read_folder_dataset(tmp_path / "imgs", labels)
+
+
+def test_many_problems_give_a_count_the_first_twenty_and_the_full_list(tmp_path):
+    problems = [(f"img{i:03d}.jpg", "empty file (0 bytes)") for i in range(45)]
+    full = tmp_path / "checks" / "dataset-problems.tsv"
+    text = imagefiles.describe(problems, 50, full)
+    assert text.startswith(
+        f"45 problem(s) with the dataset (50 images checked) (all listed in {full}): "
+    )
+    assert "img019.jpg: empty" in text and "img020.jpg" not in text
+    assert "; and 25 more. Fix or remove them" in text
+    imagefiles.write_problems(problems, full)
+    assert full.read_text().splitlines() == [f"{p}\t{w}" for p, w in problems]
+    imagefiles.write_problems([], full)  # a check that passes removes the list
+    assert not full.exists()
+
+
+def test_the_dataset_is_checked_once_as_it_is(folder, tmp_path, monkeypatch):
+    """onstart checks it; the job check_images then finds the check done, unless a file changed."""
+    from types import SimpleNamespace
+
+    from vcrbench.plan import dataset_check
+
+    calls = []
+    real = imagefiles.check_images
+    monkeypatch.setattr(imagefiles, "check_images", lambda p, threads: calls.append(p) or real(p))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("file,label\nok0.jpg,1\nok1.jpg,2\n")
+    ds = plan.validate(
+        {"dataset": {"kind": "folder", "path": str(folder), "labels": str(labels)},
+         "corruptions": {"brightness": {}}, "models": {"m": {"source": "timm", "id": "resnet18"}}}
+    )["dataset"]  # fmt: skip
+    record, problems = tmp_path / "checks" / "dataset.json", tmp_path / "checks" / "problems.tsv"
+    planned = [SimpleNamespace(rule=SimpleNamespace(name="check_images"))]
+    assert dataset_check.check_planned([], ds, record, problems) is None  # not planned: not run
+    assert calls == []
+    first = dataset_check.check_planned(planned, ds, record, problems)
+    assert first == {"n_images": 2, "bad": []} and len(calls) == 1
+    assert dataset_check.check_dataset(ds, 1, record, problems) == first and len(calls) == 1
+    os.utime(folder / "ok1.jpg", ns=(0, 10**9))  # a file replaced: checked again
+    assert dataset_check.check_dataset(ds, 1, record, problems) == first and len(calls) == 2
+    labels.write_text("file,label\nok0.jpg,1\nempty.jpg,2\nnone.jpg,3\n")
+    with pytest.raises(DatasetError, match=r"^2 problem\(s\) .*No job was started\.$") as err:
+        dataset_check.check_planned(planned, ds, record, problems)
+    assert f"{folder}/none.jpg: listed in {labels} but does not exist" in str(err.value)
+    assert f"{folder}/empty.jpg: empty file (0 bytes)" in str(err.value)
+    assert len(problems.read_text().splitlines()) == 2
 
 
 def test_exif_orientation_is_ignored_unless_asked(tmp_path):
@@ -123,6 +198,39 @@ def test_an_empty_model_entry_says_what_it_needs(entry):
     with pytest.raises(
         ConfigError, match=r"config key 'models.m': the entry .*give its source and id"
     ):
+        plan.validate(config)
+
+
+def test_every_config_problem_is_named_in_one_run():
+    """A typo'd key, a wrong type, an unknown corruption, an empty model entry: all at once,
+    each by its key and once (the empty entry not again as the schema's `not valid`)."""
+    config = {
+        "dataset": {"kind": "embedded", "resise": 256},
+        "corruptions": {"gaussian_noize": {}, "brightness": {}},
+        "sampling": {"n_samples": "many"},
+        "models": {"m": {}, "ok": {"source": "timm", "id": "resnet18"}},
+    }
+    with pytest.raises(ConfigError) as err:
+        plan.validate(config)
+    assert err.value.problems == [
+        err.value.problems[0],
+        "config key 'dataset.resise': unknown key 'resise' (did you mean 'resize'?); known: "
+        + ", ".join(plan.schema.schema()["properties"]["dataset"]["properties"]),
+        "config key 'sampling.n_samples': 'many' is not of type 'integer'",
+        err.value.problems[3],
+    ]
+    assert err.value.problems[0].startswith("config key 'models.m': the entry is empty; give")
+    assert err.value.problems[3].startswith(
+        "config key 'corruptions.gaussian_noize': unknown corruption 'gaussian_noize' "
+        "(did you mean 'gaussian_noise'?)"
+    )
+    assert str(err.value).startswith("4 problems in the config:\n  config key 'models.m'")
+    assert str(err.value).count("\n") == 4
+
+
+def test_one_config_problem_reads_as_itself():
+    config = {"dataset": {"kind": "embedded"}, "corruptions": {"brightnes": {}}}
+    with pytest.raises(ConfigError, match=r"^config key 'corruptions.brightnes': unknown"):
         plan.validate(config)
 
 

@@ -176,6 +176,54 @@ def test_clean_set_converts_bad_formats_and_upsamples_small_images(tmp_path, rgb
     assert (grey[..., 0] == grey[..., 1]).all()
 
 
+def test_clean_set_records_every_conversion_and_warns_of_extreme_aspect_ratios(
+    tmp_path, rgb, caplog
+):
+    """CMYK, RGBA, 16-bit and greyscale images are converted, and the index says how, per image;
+    a 10x400 image is warned of; the log sums it up."""
+    import logging
+
+    big = Image.fromarray(rgb)
+    images = {
+        "rgb.png": big,
+        "cmyk.jpg": big.convert("CMYK"),
+        "rgba.png": Image.fromarray(np.dstack([rgb, np.full(rgb.shape[:2], 9, np.uint8)]), "RGBA"),
+        "grey16.png": Image.fromarray(rgb[..., 0].astype(np.uint16) * 257),
+        "grey.png": big.convert("L"),
+        "column.png": big.resize((10, 400)),
+    }
+    root, csv = write_folder(tmp_path, images, {name: "1" for name in images})
+    with caplog.at_level(logging.INFO, logger="vcrbench"):
+        index = prepare_clean_set(
+            read_folder_dataset(root, csv), tmp_path / "images.npy", tmp_path / "index.parquet"
+        )
+    row = io.read_parquet(tmp_path / "index.parquet").set_index("image_id")
+    assert row["conversion"].to_dict() == {
+        "cmyk.jpg": "CMYK to RGB",
+        "column.png": "",
+        "grey.png": "greyscale (L) to RGB",
+        "grey16.png": "16-bit greyscale (I;16) scaled to 8 bits, to RGB",
+        "rgb.png": "",
+        "rgba.png": "RGBA composited on white",
+    }
+    assert row.loc["column.png", "aspect"] == 40.0 and row.loc["rgb.png", "aspect"] < 2
+    assert list(index.columns) == [
+        "row", "image_id", "label", "orig_height", "orig_width", "upsampled", "conversion", "aspect"
+    ]  # fmt: skip
+    said = [r.getMessage() for r in caplog.records]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and warned[0].startswith(
+        f"image {root}/column.png is 400x10 (aspect ratio 40.0:1): the clean set keeps only its "
+        "central 10x10 square"
+    )
+    assert f"image {root}/cmyk.jpg converted: CMYK to RGB" in said
+    assert (
+        "clean set: 6 of 6 images; 1 upsampled; 4 converted (1 16-bit greyscale (I;16) scaled to "
+        "8 bits, to RGB, 1 CMYK to RGB, 1 RGBA composited on white, 1 greyscale (L) to RGB); 1 of "
+        "aspect ratio over 4:1; 0 skipped"
+    ) in said
+
+
 def test_clean_set_unreadable_image_raises_naming_it_and_leaves_nothing(tmp_path, rgb):
     good = Image.fromarray(rgb)
     root, csv = write_folder(
@@ -248,7 +296,7 @@ def test_listed_image_that_does_not_exist_is_named(tmp_path):
     csv = tmp_path / "labels.csv"
     csv.write_text("file,label\nmissing.png,1\n")
     with pytest.raises(
-        DatasetError, match="missing.png is listed in .*labels.csv but does not exist"
+        DatasetError, match="missing.png: listed in .*labels.csv but does not exist"
     ):
         read_folder_dataset(tmp_path / "imgs", csv)
 

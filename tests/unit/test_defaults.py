@@ -48,7 +48,8 @@ TIED: dict[str, dict[str, str]] = {
     },
     "vcrbench.coverage:dv_histograms": {"n_bins": "coverage.bins"},
     "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
-    "vcrbench.datasets:load_image": {"exif_transpose": "dataset.exif_transpose"},
+    "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
+    "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.datasets:select_images": {"exclude": "dataset.exclude", "seed": "seed"},
     "vcrbench.datasets:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
     "vcrbench.datasets:prepare_clean_set": {

@@ -59,6 +59,27 @@ def test_a_temporary_names_its_host_and_process(tmp_path):
     assert tmp.name.endswith(".tmp.npy")
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_an_output_gets_the_mode_the_umask_gives_a_new_file(tmp_path, umask, mode):
+    """The group can read results/ under umask 022: the temporary's mode survives the rename."""
+    from vcrbench import datasets
+
+    old = os.umask(umask)
+    try:
+        io.write_parquet(FRAME, tmp_path / "t.parquet")
+        io.write_csv(FRAME, tmp_path / "t.csv")
+        with io.atomic_path(tmp_path / "t.txt") as tmp:
+            tmp.write_text("x")
+        table = datasets.read_embedded_dataset().iloc[:2]
+        datasets.prepare_clean_set(table, tmp_path / "images.npy", tmp_path / "index.parquet")
+    finally:
+        os.umask(old)
+    written = ["t.parquet", "t.csv", "t.txt", "images.npy", "index.parquet"]
+    assert {n: oct((tmp_path / n).stat().st_mode & 0o777) for n in written} == {
+        n: oct(mode) for n in written
+    }
+
+
 def test_the_sweep_removes_what_dead_processes_of_this_host_left(tmp_path):
     (tmp_path / "a" / "b").mkdir(parents=True)
     dead = leftover(tmp_path / "a" / "b" / "images.npy", dead_pid(), ext=".npy")
@@ -156,7 +177,7 @@ def test_sidecars_hold_the_sha256_that_verify_checks(tmp_path, monkeypatch, caps
     out = capsys.readouterr().out
     assert f"damaged: {outputs[0]}: its bytes differ" in out
     assert f"damaged: {outputs[1]}" in out
-    assert f"rm {outputs[0]} {outputs[1]}" in out
+    assert out.splitlines()[-1] == f"rm {outputs[0]} {outputs[1]} && make run"
     with pytest.raises(DamagedFileError):
         io.verify_parquet(outputs[1])
     assert verify.main(["--remove"]) == 1
@@ -206,6 +227,118 @@ def test_a_job_missing_fetched_weights_says_how_to_fetch_them_again(tmp_path, mo
     with pytest.raises(WeightsUnavailableError), job.run(finetuned):
         raise WeightsUnavailableError("model 'm': weights file x.pt does not exist")
     assert "fetch_weights" not in capsys.readouterr().err
+
+
+def test_a_failed_script_leaves_its_traceback_in_its_log_only(tmp_path):
+    """The job's one line is all its standard error holds; the script still exits with 1."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from tests.support.jobs import fake_job\n"
+        "from vcrbench.plan import job\n"
+        "with job.run(fake_job(['results/tables/y.csv'], rule='coverage_table')):\n"
+        "    raise ValueError('the labels file lists no images: give one')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]),
+                                                        str(Path(io.__file__).parents[1])])}  # fmt: skip
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, env=env)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "vcrbench: job coverage_table failed: ValueError: the labels file lists no images: "
+        "give one\n"
+    )
+    log = (tmp_path / "results/logs/r/x.log").read_text()
+    assert "Traceback" in log and "ValueError: the labels file lists no images" in log
+
+
+def _record(logger, event, msg="Error in rule r, jobid: 3", **extra):
+    import logging
+
+    return logger.makeRecord(logger.name, logging.ERROR, __file__, 1, msg, None, None,
+                             extra={"event": event, **extra})  # fmt: skip
+
+
+def test_snakemakes_account_of_a_failed_job_is_cut_to_its_log(caplog):
+    """What the console shows after a job's own line: its log's path, never `message: None`;
+    Snakemake's own words where the job could say nothing (a kill) or ran elsewhere (a cluster)."""
+    import logging
+
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    from vcrbench.plan import console
+
+    logger = logging.getLogger("test.snakemake.logging")
+    logger.filters.clear()
+    added = console.one_line_job_errors(logger)
+    assert console.one_line_job_errors(logger) is added and logger.filters == [added]
+    error = (
+        "RuleException:\nCalledProcessError in file rules/x.smk, line 3:\nCommand 'python s.py' "
+    )
+    local = {"rule_name": "check_images", "rule_msg": None, "log": ["results/logs/c.log"]}
+    with caplog.at_level(logging.DEBUG, logger=logger.name):
+        logger.handle(_record(logger, LogEvent.ERROR, error + "returned non-zero exit status 1.",
+                              exception="RuleException"))  # fmt: skip
+        logger.handle(_record(logger, LogEvent.JOB_ERROR, **local))
+        killed = error + "died with <Signals.SIGKILL: 9>."
+        logger.handle(_record(logger, LogEvent.ERROR, killed, exception="RuleException"))
+        cluster = {**local, "rule_msg": "SLURM-job '17' failed, SLURM status is: 'TIMEOUT'"}
+        logger.handle(_record(logger, LogEvent.JOB_ERROR, **cluster))
+    shown = [r.getMessage() for r in caplog.records]
+    assert shown == [
+        "vcrbench: log of the failed job check_images: results/logs/c.log",
+        killed,
+        "Error in rule r, jobid: 3",
+    ]
+    assert caplog.records[-1].rule_msg == cluster["rule_msg"]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs at ``tmp_path/disk`` (needs root: skipped, saying why, otherwise)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=True)  # lazy: a test's open file cannot block it
+
+
+def test_a_full_disk_is_named_and_leaves_no_partial_file(small_disk):
+    from vcrbench.errors import DiskFullError
+
+    finished = small_disk / "finished.parquet"
+    io.write_parquet(FRAME, finished)
+    before = finished.read_bytes()
+    big = pd.DataFrame({"x": np.random.default_rng(0).random(400_000)})  # 3 MB: does not fit
+    with pytest.raises(DiskFullError) as err:
+        io.write_parquet(big, small_disk / "big.parquet")
+    assert str(err.value).startswith(
+        f"no space left on the device to write {small_disk}/big.parquet"
+    )
+    assert "free space there" in str(err.value) and "run the same command again" in str(err.value)
+    assert err.value.errno == 28
+    assert sorted(p.name for p in small_disk.iterdir()) == ["finished.parquet"]
+    assert finished.read_bytes() == before
+    # the clean set's memory map: its blocks are reserved first, so a full device is this error,
+    # not a SIGBUS that kills the job without a word
+    from vcrbench import datasets
+
+    table = pd.concat([datasets.read_embedded_dataset()] * 4, ignore_index=True)
+    table["image_id"] = [f"{i}-{x}" for i, x in enumerate(table["image_id"])]
+    with pytest.raises(DiskFullError, match=f"to write {small_disk}/images.npy"):
+        datasets.prepare_clean_set(table, small_disk / "images.npy", small_disk / "index.parquet")
+    assert sorted(p.name for p in small_disk.iterdir()) == ["finished.parquet"]
+    assert pickle_round_trip(err.value).path == str(small_disk / "big.parquet")
+
+
+def pickle_round_trip(obj):
+    import pickle
+
+    return pickle.loads(pickle.dumps(obj))
 
 
 def test_damaged_file_errors_survive_pickling():

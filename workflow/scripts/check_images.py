@@ -1,23 +1,16 @@
-"""Check every image of the dataset before any work; name every bad file at once."""
+"""The dataset's check (done by the run's onstart, found done here, or done here): every defect
+of its listing and every bad image named at once (vcrbench.plan.dataset_check)."""
 
-from vcrbench import datasets, imagefiles, io
-from vcrbench.errors import DatasetError
-from vcrbench.plan import job
+from vcrbench import io
+from vcrbench.plan import dataset_check, job, paths
 
 with job.run(snakemake) as log:
-    ds = snakemake.params.dataset
-    records = datasets.load_dataset(
-        ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"], split=ds["split"]
+    result = dataset_check.check_dataset(
+        snakemake.params.dataset,
+        snakemake.threads,
+        paths.CHECK_DATASET,
+        paths.CHECK_DATASET_PROBLEMS,
     )
-    records = datasets.select_images(records, ds["include"], ds["exclude"])
-    if ds["limit"] is not None:
-        records = records.iloc[: ds["limit"]]
-    bad = imagefiles.check_images(records["path"].tolist(), threads=snakemake.threads)
-    if bad and ds["on_error"] == "raise":
-        raise DatasetError(imagefiles.describe(bad, len(records)))
-    for path, why in bad:
-        log.warning("left out (dataset.on_error: skip): %s: %s", path, why)
-    io.write_json(
-        {"n_images": len(records), "bad": [{"path": p, "problem": w} for p, w in bad]},
-        snakemake.output[0],
-    )
+    for bad in result["bad"]:
+        log.warning("left out (dataset.on_error: skip): %s: %s", bad["path"], bad["problem"])
+    io.write_json(result, snakemake.output[0])

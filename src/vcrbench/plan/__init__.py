@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from vcrbench import schema
-from vcrbench.errors import ConfigError
+from vcrbench.errors import ConfigError, ConfigErrors, raise_all
 from vcrbench.plan import definitions, paths
 from vcrbench.plan.checks import check, check_model_entries_given
 from vcrbench.plan.config import canonical
@@ -30,11 +30,37 @@ from vcrbench.plan.rules import Plan, alternatives
 
 def validate(config: dict, schema_path: str | Path | None = None) -> dict:
     """Validate ``config`` (schema, then :func:`check`), filling every default in place; raises
-    :class:`~vcrbench.errors.ConfigError` naming the key at fault. Returns the config."""
-    check_model_entries_given(config)
-    schema.validate(config, schema_path)
-    check(config)
+    :class:`~vcrbench.errors.ConfigErrors` naming every key at fault (a typo'd key, a wrong
+    type, an unknown corruption: all three in one message). Returns the config."""
+    problems: list[str] = []
+    try:
+        check_model_entries_given(config)
+    except ConfigErrors as exc:
+        problems += exc.problems
+    empty = [_key(p) for p in problems]  # an empty model entry: named once, by what it needs
+
+    def new(found: list[str]) -> list[str]:
+        return [p for p in found if not any(_is_within(_key(p), k) for k in empty)]
+
+    try:
+        schema.validate(config, schema_path)
+    except ConfigErrors as exc:
+        problems += new(exc.problems)
+    try:
+        check(config, schema_failed=bool(problems))
+    except ConfigErrors as exc:
+        problems += new(exc.problems)
+    raise_all(problems)
     return config
+
+
+def _is_within(key: str, block: str) -> bool:
+    return key == block or key.startswith(f"{block}.")
+
+
+def _key(problem: str) -> str:
+    """The key a problem's message names (``config key 'models.m': …`` -> ``models.m``)."""
+    return problem.removeprefix("config key '").split("'", 1)[0]
 
 
 def load(path: str | Path | Mapping) -> dict:

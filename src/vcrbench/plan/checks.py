@@ -1,7 +1,7 @@
 """The checks a schema cannot make: names against the library's registries (corruptions, model
 sources, label spaces, human references), paths that must exist, and how blocks fit together.
 Each raises :class:`~vcrbench.errors.ConfigError` whose message starts with the key at fault,
-before any job starts.
+before any job starts; :func:`check` runs them all and names every problem at once.
 """
 
 from __future__ import annotations
@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from vcrbench.errors import ConfigError, DatasetError, LabelSpaceError, did_you_mean
+from vcrbench.errors import (
+    ConfigError,
+    ConfigErrors,
+    DatasetError,
+    LabelSpaceError,
+    did_you_mean,
+    raise_all,
+)
 from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
 from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
@@ -17,17 +24,37 @@ from vcrbench.plan import humans, retrain
 from vcrbench.plan.config import model_entries, model_settings
 
 
-def check(config: Mapping) -> None:
-    """Every semantic check of a validated config (see the module docstring)."""
-    _check_dataset(config["dataset"])
-    _check_corruptions(config)
-    retrain.check(config)
-    _check_models(config)
-    humans.check(config)
-    check_options(config["figures"])
+def check(config: Mapping, schema_failed: bool = False) -> None:
+    """Every semantic check of a validated config (see the module docstring), each block's on its
+    own: :class:`~vcrbench.errors.ConfigErrors` names every key at fault at once.
+
+    ``schema_failed``: the schema named problems already. Once a problem is named, a later
+    block's check that trips over it (a value of the wrong type, a corruption the registry does
+    not know: an error other than ``ConfigError``) is left out, not raised.
+    """
+    problems: list[str] = []
+    checks = (_check_dataset, _check_corruptions, retrain.check, _check_models, humans.check)
+    for block_check in (*checks, lambda c: check_options(c["figures"])):
+        problems += _problems_of(block_check, config, schema_failed or bool(problems))
+    raise_all(problems)
 
 
-def _check_dataset(ds: Mapping) -> None:
+def _problems_of(block_check, config: Mapping, schema_failed: bool) -> list[str]:
+    """The messages of the ConfigError(s) that ``block_check(config)`` raises, [] if none."""
+    try:
+        block_check(config)
+    except ConfigErrors as exc:
+        return exc.problems
+    except ConfigError as exc:
+        return [str(exc)]
+    except (TypeError, KeyError, AttributeError, ValueError):
+        if not schema_failed:
+            raise
+    return []
+
+
+def _check_dataset(config: Mapping) -> None:
+    ds = config["dataset"]
     kind = ds["kind"]
     if kind in ("folder", "imagenet-val"):
         path = ds["path"]
@@ -119,19 +146,21 @@ def zero_shot_classes(ds: Mapping) -> tuple[list[int], list[int]]:
 def _check_corruptions(config: Mapping) -> None:
     from vcrbench.corruptions import get_corruption, list_corruptions
 
-    known = list_corruptions()
+    known, problems = list_corruptions(), []
     for name, opts in config["corruptions"].items():
         opts = opts or {}
         if name not in known and "function" not in opts:
-            raise ConfigError(
+            problems.append(
                 f"config key 'corruptions.{name}': unknown corruption {name!r}"
                 f"{did_you_mean(name, known)}; known: {', '.join(sorted(known))}; "
                 "or give `function: package.module:function`"
             )
+            continue
         try:
             get_corruption(name, opts)
         except (ValueError, KeyError, TypeError, ImportError) as exc:
-            raise ConfigError(f"config key 'corruptions.{name}': {exc}") from exc
+            problems.append(f"config key 'corruptions.{name}': {exc}")
+    raise_all(problems)
 
 
 def check_model_entries_given(config: Mapping) -> None:
@@ -139,15 +168,16 @@ def check_model_entries_given(config: Mapping) -> None:
     message would only say the entry fits none of its forms."""
     from vcrbench.models import SOURCES
 
-    models = config.get("models")
+    models, problems = config.get("models"), []
     for name, entry in models.items() if isinstance(models, Mapping) else ():
         if not entry or (isinstance(entry, Mapping) and not {"source", "base"} & set(entry)):
             got = "is empty" if not entry else f"has no 'source' or 'base' (keys: {sorted(entry)})"
-            raise ConfigError(
+            problems.append(
                 f"config key 'models.{name}': the entry {got}; give its source and id, e.g. "
                 f"{{source: timm, id: resnet50}} (sources: {', '.join(sorted(SOURCES))}), or "
                 "`base: <another model>` to start from that model's entry (docs/models.md)"
             )
+    raise_all(problems)
 
 
 def _check_models(config: Mapping) -> None:

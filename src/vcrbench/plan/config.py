@@ -106,11 +106,12 @@ def clean_set_size(config: Mapping) -> int:
 
         known = pd.read_csv(embedded_labels_path(), comment="#")["image_id"].astype(str).tolist()
     elif ds["labels"]:
-        from vcrbench.datasets import read_labels_file
         from vcrbench.errors import DatasetError
+        from vcrbench.listing import read_labels_file
 
         try:
-            known = [Path(f).as_posix() for f in read_labels_file(ds["labels"])]
+            # a row's defects are left to the dataset check, which names them all at once
+            known = [Path(f).as_posix() for f in read_labels_file(ds["labels"], problems=[])]
         except DatasetError as exc:
             raise ConfigError(f"config key 'dataset.labels': {exc}") from exc
     else:

@@ -9,7 +9,8 @@ the output's path and its ``sha256`` (of a folder: of each file in it), which
 :mod:`vcrbench.plan.verify` (``make verify``) checks. A failed job writes no sidecar.
 
 A job that fails prints one line on its standard error (the console, where Snakemake shows the
-job) naming the rule and the error; the traceback is in its log. When the error is a damaged
+job) naming the rule and the error; the traceback is in its log only (and Snakemake's account of
+the failure is cut to the log's path: :mod:`vcrbench.plan.console`). When the error is a damaged
 input (:class:`~vcrbench.errors.DamagedFileError` naming one of the job's inputs under
 ``results/``), the job deletes that input, so running the same command again regenerates it and
 what depends on it. When it is weights that the model's ``fetch_weights`` job fetched but the job
@@ -112,6 +113,18 @@ def _report(smk, exc: BaseException) -> None:
     print(f"vcrbench: job {where} failed: {' '.join(text.split())}", file=sys.stderr, flush=True)
 
 
+def _traceback_to_log_only(exc: BaseException) -> None:
+    """Leave ``exc``'s traceback out of the job's standard error when it ends the script (it is
+    in the job's log, its one line on the console); any other exception keeps Python's hook."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        if value is not exc:
+            previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
 @contextlib.contextmanager
 def run(smk) -> Iterator[logging.Logger]:
     """``with job.run(snakemake): <the library call>`` (``smk`` is the script's ``snakemake``)."""
@@ -133,4 +146,6 @@ def run(smk) -> Iterator[logging.Logger]:
                 io.write_json(sidecar, paths.provenance(output))
     except Exception as exc:
         _report(smk, exc)
+        if log_path is not None:
+            _traceback_to_log_only(exc)
         raise

@@ -19,6 +19,10 @@ RESULTS = "results"
 # --------------------------------------------------------------------------- checks before any work
 CHECK_IMAGES = f"{RESULTS}/checks/images.json"
 CHECK_MODELS = f"{RESULTS}/checks/models.json"
+#: The last passed check of the dataset and what it depended on (no job's output: onstart's).
+CHECK_DATASET = f"{RESULTS}/checks/dataset.json"
+#: Every problem the dataset check found, one a line (no job's output: written when it fails).
+CHECK_DATASET_PROBLEMS = f"{RESULTS}/checks/dataset-problems.tsv"
 
 # --------------------------------------------------------------------------- stage I: test sets
 CLEAN_IMAGES = f"{RESULTS}/dataset/images.npy"

@@ -3,7 +3,9 @@
 Each sidecar under ``results/provenance/`` (:mod:`vcrbench.plan.job`) names its output and the
 ``sha256`` of its bytes written when the job ended; every Parquet file under ``results/`` is also
 read page by page against its page checksums. A damaged output is listed with what is wrong, and
-the one command that regenerates it and what depends on it: delete it and run the workflow again.
+the last line is the one command that regenerates every one found and what depends on them
+(:data:`REPAIR`: delete them, run the workflow again). A rerun alone does not: Snakemake looks at
+files' times, not their bytes, and a damaged file that no job reads again is never opened.
 
     python -m vcrbench.plan.verify [--directory DIR] [--remove]
 """
@@ -20,6 +22,9 @@ from vcrbench import io
 from vcrbench.errors import DamagedFileError
 from vcrbench.plan import paths
 from vcrbench.plan.job import checksum
+
+#: The one command that repairs every damaged output ``make verify`` found (its last line).
+REPAIR = "rm {damaged} && make run"
 
 
 @dataclass(frozen=True)
@@ -93,10 +98,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(findings)} of {checked} outputs damaged and deleted; run the workflow again")
     else:
         print(
-            f"{len(findings)} of {checked} outputs damaged; to regenerate them (and what depends "
-            f"on them), delete them and run the same command again: rm {damaged}"
+            f"{len(findings)} of {checked} outputs damaged. A damaged output that no job reads "
+            "again (a shard whose predictions exist) stays damaged through any rerun: delete them "
+            "and run the workflow again, which regenerates them and what depends on them, "
+            "byte-identical (with a config of your own: your snakemake command instead of "
+            "`make run`). Everything found is repaired by:"
         )
+        print(REPAIR.format(damaged=damaged))
     return 1
+
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ VERSIONS: dict[str, int] = {
     # checks before any work
     "check_images": 1,
     # stage I: test sets
-    "prepare_clean_set": 1,
+    "prepare_clean_set": 2,  # 2: the index records each image's conversion and aspect ratio
     "sample_manifest": 1,
     "generate_shard": 1,
     "generate_imagenet_c": 1,

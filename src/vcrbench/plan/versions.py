@@ -45,7 +45,7 @@ VERSIONS: dict[str, int] = {
     "clean_correct": 1,
     "zero_shot_unseen_only": 1,
     "defense_table": 1,
-    "definitions_table": 1,
+    "definitions_table": 2,
     # tables and figures
     "imagenet_c_accuracy": 1,
     "imagenet_c_mce": 1,

@@ -26,7 +26,7 @@ VERSIONS: dict[str, int] = {
     "generate_imagenet_c": 1,
     "coverage_table": 1,
     # inference
-    "predict": 1,
+    "predict": 2,
     # humans
     "ingest_human_reference": 1,
     "map_human_conditions": 1,
@@ -52,11 +52,13 @@ VERSIONS: dict[str, int] = {
     "imagenet_c_clean_correct": 1,
     "corruption_categories": 1,
     "paper_tables": 1,
+    "models_table": 1,
     "retraining_table": 1,
     "human_similarity": 1,
     "plot_curves": 1,
     "plot_hmri_mrsi": 1,
     "plot_dv_histograms": 1,
+    "plot_examples": 1,
     "plot_imagenet_c_vs_vcr": 1,
     "plot_human_similarity": 1,
     "plot_geirhos_dnn": 1,

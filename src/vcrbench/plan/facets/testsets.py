@@ -25,6 +25,11 @@ class TestSetRules:
         shards = cfg.group_shards(self.config, wildcards.corruption, wildcards.group)
         return [paths.fill(paths.SHARD, corruption=wildcards.corruption, shard=s) for s in shards]
 
+    def corruption_shard_files(self, wildcards) -> list[str]:
+        """Every shard of one corruption's test set."""
+        c = wildcards.corruption
+        return [paths.fill(paths.SHARD, corruption=c, shard=s) for s in self.shard_ids(c)]
+
     def all_shard_files(self, wildcards=None) -> list[str]:
         return [
             paths.fill(paths.SHARD, corruption=c, shard=s)

@@ -74,7 +74,8 @@ def _sampling_rows(config: Mapping) -> list[dict]:
                 "parameter-uniform": "",
                 "dv-stratified": "draws c ~ U(C) and keeps per-bin quotas: every kept sample is "
                 "a draw of U(C) restricted to its Δv bin, the paper's P(c | Δv), with the Δv range "
-                "covered; only the Δv histogram differs from the paper's",
+                "covered; only the Δv histogram differs from the paper's, whose coverage and "
+                "histogram (of the first N draws) coverage.csv gives as vcr-parameter-uniform",
                 "dv-uniform": "moves all parameters of a corruption along one path: changes "
                 "P(c | Δv) for multi-parameter corruptions",
             }.get(mode, ""),

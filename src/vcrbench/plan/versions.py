@@ -21,7 +21,7 @@ VERSIONS: dict[str, int] = {
     "check_images": 1,
     # stage I: test sets
     "prepare_clean_set": 1,
-    "sample_manifest": 1,
+    "sample_manifest": 2,
     "generate_shard": 1,
     "generate_imagenet_c": 1,
     "coverage_table": 1,

@@ -144,6 +144,28 @@ rule paper_tables:
         "../workflow/scripts/paper_tables.py"
 
 
+# Table 1: the models of the run (family, source, parameters counted on the built model, clean
+# accuracy), from their clean predictions.
+rule models_table:
+    input:
+        clean=PLAN.clean_prediction_files,
+    output:
+        report(
+            paths.paper_table("table1_models"),
+            caption="../report/table1_models.rst",
+            category="Tables",
+            labels={"table": "Table 1: models"},
+        ),
+        multiext(f"{paths.PAPER_TABLES}/table1_models", ".md", ".tex"),
+    resources:
+        **PLAN.resources("models_table"),
+    params:
+        models=PLAN.model_sources,
+        digits=FIGURES["digits"],
+    script:
+        "../workflow/scripts/models_table.py"
+
+
 rule retraining_table:
     input:
         metrics=rules.collect_metrics.output[0],
@@ -259,6 +281,33 @@ rule plot_dv_histograms:
         style=FIGURES,
     script:
         "../workflow/scripts/plot_dv_histograms.py"
+
+
+# Fig. 3/10: one clean image at increasing Δv, from the test set's own shards.
+rule plot_examples:
+    input:
+        shards=PLAN.corruption_shard_files,
+        clean_images=paths.CLEAN_IMAGES,
+        clean_index=paths.CLEAN_INDEX,
+    output:
+        report(
+            paths.figure("examples"),
+            caption="../report/examples.rst",
+            category="Test sets",
+            subcategory="{corruption}",
+            labels={
+                "corruption": "{corruption}",
+                "figure": "examples at increasing Δv",
+            },
+        ),
+        paths.figures("examples", PLAN.extra_formats),
+    resources:
+        **PLAN.resources("plot_examples"),
+    params:
+        n_bins=PLAN.setting("coverage.bins"),
+        style=FIGURES,
+    script:
+        "../workflow/scripts/plot_examples.py"
 
 
 rule plot_imagenet_c_vs_vcr:

@@ -76,6 +76,8 @@ rule coverage_table:
     input:
         shards=PLAN.all_shard_files,
         imagenet_c=PLAN.imagenet_c_files,
+        # dv-stratified: the Δv of each set's first N draws c ~ U(C) (the paper's Table 2 quantity)
+        manifests=PLAN.stratified_manifest_files,
     output:
         csv=paths.COVERAGE,
         histograms=paths.DV_HISTOGRAMS,

@@ -5,6 +5,10 @@ coverage is the fraction of counted bins (0 .. denominator − 1 of Alg. 1's bin
 ``min_count`` images. The paper (Section 4.1, Table 2) uses one threshold, 20 images per bin, for
 VCR's 50,000 images and ImageNet-C's 5 × 50,000 alike; smaller runs scale that one threshold by the
 VCR set's size relative to 50,000 and apply it to both sets of a corruption.
+
+A Δv-stratified test set is not the paper's parameter-uniform set: its manifest's ``uniform_dv``
+column holds the Δv of its first N candidates, the N draws c ~ U(C) that parameter-uniform sampling
+makes, and their coverage and histogram are rows of their own (source :data:`UNIFORM_DRAWS`).
 """
 
 from __future__ import annotations
@@ -66,11 +70,29 @@ def threshold(
     return scaled_min_count(n_vcr, min_count, reference_n)
 
 
-def _read_dv(paths: Sequence[str | os.PathLike]) -> np.ndarray:
+#: Source of the rows of a Δv-stratified set's first N draws c ~ U(C) (its manifest's
+#: ``uniform_dv``), beside ``vcr`` (the kept samples) and ``imagenet-c``.
+UNIFORM_DRAWS = "vcr-parameter-uniform"
+#: Column of a Δv-stratified manifest with the Δv of its first N candidates.
+UNIFORM_DV_COLUMN = "uniform_dv"
+
+
+def _read_dv(paths: Sequence[str | os.PathLike], column: str = "dv") -> np.ndarray:
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    parts = [io.read_parquet(p, columns=["dv"])["dv"].to_numpy() for p in paths]
+    parts = [io.read_parquet(p, columns=[column])[column].to_numpy() for p in paths]
     return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _sources(vcr, imagenet_c, uniform_draws) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """``[(source, {corruption: Δv})]``: the VCR sets, the first N draws of the Δv-stratified
+    ones (only where given) and the ImageNet-C sets."""
+    out = [("vcr", {name: _read_dv(paths) for name, paths in vcr.items()})]
+    if uniform_draws:
+        draws = {n: _read_dv(p, UNIFORM_DV_COLUMN) for n, p in uniform_draws.items()}
+        out.append((UNIFORM_DRAWS, draws))
+    out.append(("imagenet-c", {name: _read_dv(p) for name, p in (imagenet_c or {}).items()}))
+    return out
 
 
 def coverage_table(
@@ -80,19 +102,21 @@ def coverage_table(
     min_count: int = COVERAGE_MIN_COUNT,
     reference_n: int = COVERAGE_REFERENCE_N,
     denominator: int = COVERAGE_DENOMINATOR,
+    uniform_draws: Mapping[str, str | os.PathLike] | None = None,
 ) -> pd.DataFrame:
     """Rows ``corruption, source, n_images, coverage, covered_bins, bins, min_count, denominator``.
 
     ``vcr`` maps a corruption to its shard files, ``imagenet_c`` to its comparison set's file or
-    shard files. One
-    threshold per corruption, :func:`threshold` of its VCR set's size, holds for both sources (the
-    paper's definition: 20 images per bin for 50,000 VCR and 250,000 ImageNet-C images alike).
+    shard files, ``uniform_draws`` a Δv-stratified corruption to its manifest (source
+    :data:`UNIFORM_DRAWS`). One threshold per corruption, :func:`threshold` of its VCR set's size,
+    holds for every source (the paper's definition: 20 images per bin for 50,000 VCR and 250,000
+    ImageNet-C images alike).
     """
-    vcr_dv = {name: _read_dv(paths) for name, paths in vcr.items()}
-    ic_dv = {name: _read_dv(path) for name, path in (imagenet_c or {}).items()}
+    sources = _sources(vcr, imagenet_c, uniform_draws)
+    vcr_dv = sources[0][1]
     vcr_sizes = [dv.size for dv in vcr_dv.values()]
     rows = []
-    for source, sets in (("vcr", vcr_dv), ("imagenet-c", ic_dv)):
+    for source, sets in sources:
         for name, dv in sets.items():
             # A corruption without a VCR set takes the run's VCR size (the largest one).
             n_vcr = vcr_dv[name].size if name in vcr_dv else max(vcr_sizes, default=dv.size)
@@ -117,16 +141,17 @@ def dv_histograms(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
     imagenet_c: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]] | None = None,
     n_bins: int = N_BINS,
+    uniform_draws: Mapping[str, str | os.PathLike] | None = None,
 ) -> pd.DataFrame:
     """Δv histogram per corruption and source (Fig. 4/11): one row per bin.
 
     Columns ``corruption, source, bin, dv_low, dv_high, count, fraction``; bin j spans
-    [j/(n_bins−1), (j+1)/(n_bins−1)) as Alg. 1 bins it (the last bin holds dv = 1).
+    [j/(n_bins−1), (j+1)/(n_bins−1)) as Alg. 1 bins it (the last bin holds dv = 1). Sources as in
+    :func:`coverage_table`.
     """
     rows = []
-    for source, files in (("vcr", vcr), ("imagenet-c", imagenet_c or {})):
-        for name, paths in files.items():
-            dv = _read_dv(paths)
+    for source, sets in _sources(vcr, imagenet_c, uniform_draws):
+        for name, dv in sets.items():
             counts = counts_per_bin(dv, n_bins)
             total = max(1, counts.sum())
             for j, count in enumerate(counts):

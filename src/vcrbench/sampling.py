@@ -192,11 +192,12 @@ def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_variant, opti
         )
         return rows, dv
 
-    kept, rows, params, dv, info = stratified_draws(corruption, n, seed, draw, options)
+    kept, rows, params, dv, info, uniform_dv = stratified_draws(corruption, n, seed, draw, options)
     frame = manifest_frame(clean_set, rows, sample_seeds(seed, corruption.name, kept), shard_size)
     for name in corruption.param_names:
         frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
     frame["candidate"] = kept.astype(np.int64)
     frame["measured_dv"] = dv
+    frame["uniform_dv"] = uniform_dv  # of candidate i (the i-th c ~ U(C) draw), not of this row
     frame.attrs["sampling"] = info
     return frame

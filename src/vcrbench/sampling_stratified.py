@@ -21,7 +21,10 @@ corruption it changes which corruptions stand at a given Δv. This sampler keeps
    independent draws from U(C) restricted to it (with the images in their conditional proportion).
 
 The manifest has exactly N rows, in candidate order, with the columns of the other modes plus
-``candidate`` (its index k) and ``measured_dv``. A shard regenerates each kept sample from its image,
+``candidate`` (its index k), ``measured_dv`` and ``uniform_dv``: row i's ``uniform_dv`` is the Δv of
+candidate i (not of the row's sample), so the column holds the first N candidates, the N draws of
+c ~ U(C) that parameter-uniform sampling makes: the paper's Table 2 and Fig. 4/11 quantity
+(source ``vcr-parameter-uniform`` in ``coverage.csv``). A shard regenerates each kept sample from its image,
 parameters and seed: the same pixels, hence the same Δv and bin. The cost is the candidates'
 corruptions and Δv computations in the manifest job (``attrs["sampling"]["candidates"]``; their
 number / N is the cost per kept sample), plus N again in the shards.
@@ -101,14 +104,15 @@ def _next_round(hits: np.ndarray, drawn: int, n: int, cap: int, batch: int) -> i
 
 def stratified_draws(
     corruption: Corruption, n: int, seed: int, draw: Callable, options: Mapping
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray, dict]:
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray, dict, np.ndarray]:
     """Draw candidates and keep ``n`` of them under per-stratum quotas (see the module docstring).
 
     ``draw(start, params)`` corrupts and measures candidates ``start, start + 1, …`` with the
     given parameter arrays and returns their clean-set rows and Δv
     (:func:`vcrbench.sampling.make_manifest` supplies it). Options: ``max_candidates``,
     ``bins``, ``batch_size`` (the smallest round after the first). Returns the kept candidates'
-    indices (increasing), clean-set rows, parameters and Δv, and the run's description.
+    indices (increasing), clean-set rows, parameters and Δv, the run's description, and the Δv
+    of the first ``n`` candidates (the parameter-uniform draws).
     """
     max_candidates, bins = float(options["max_candidates"]), int(options["bins"])
     if not max_candidates >= 1:
@@ -140,7 +144,7 @@ def stratified_draws(
     )
     kept_params = {p: np.concatenate(v)[kept] for p, v in params.items()}
     info = _report(corruption.name, hits, keep_n, drawn, n, cap, rounds)
-    return kept, np.concatenate(rows)[kept], kept_params, dv_all[kept], info
+    return kept, np.concatenate(rows)[kept], kept_params, dv_all[kept], info, dv_all[:n]
 
 
 def _report(name: str, hits, keep_n, drawn: int, n: int, cap: int, rounds: int) -> dict:

@@ -207,6 +207,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.tables.format:fmt_interval": {"digits": "figures.digits"},
     "vcrbench.tables.paper:table2_coverage": {"digits": "figures.digits"},
     "vcrbench.tables.paper:metrics_table": {"digits": "figures.digits"},
+    "vcrbench.tables.models:table1_models": {"digits": "figures.digits"},
     "vcrbench.tables.paper:leaderboard": {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",

@@ -90,3 +90,57 @@ def test_the_motion_blur_row_names_the_function_of_the_vcr_sets(tmp_path, names,
     cfg["corruptions"] = {name: {} for name in names}
     row = by_definition(cfg)["motion blur of the VCR sets"]
     assert (row["this_run"], row["matches_paper"]) == (this_run, matches)
+
+
+def test_rows_on_what_the_paper_leaves_unstated(tmp_path):
+    rows = by_definition(config_of("paper.yaml", tmp_path))
+    resolution = rows["resolution of corruption and Δv"]
+    assert resolution["matches_paper"] == "unstated"
+    assert "224x224" in resolution["this_run"] and "full-resolution" in resolution["paper"]
+    assert "planned" in resolution["note"]
+    intervals = rows["confidence intervals and bands"]
+    assert intervals["matches_paper"] == "unstated"
+    assert "bootstrap over images" in intervals["this_run"]
+    assert "200 replicates" in intervals["this_run"] and "fixed" in intervals["this_run"]
+    decision = rows["1000 -> 16 class decision"]
+    assert decision["matches_paper"] == "unstated"
+    assert "sums" in decision["paper"] and "mean" in decision["paper"]
+    similarity = rows["similarity test of human curves"]
+    assert "Koenker" in similarity["paper"] and "Payton" in similarity["note"]
+
+
+def test_anchor_s1_matches_only_when_pinned(tmp_path):
+    cfg = config_of("paper.yaml", tmp_path)
+    row = by_definition(cfg)["anchor s(1)"]
+    assert row["matches_paper"] == "no" and "not anchored" in row["note"]
+    cfg = copy.deepcopy(cfg)
+    cfg["estimation"]["anchor1"] = 0.0
+    row = by_definition(cfg)["anchor s(1)"]
+    assert (row["this_run"], row["matches_paper"]) == ("pinned at 0", "yes")
+
+
+def test_the_toolbox_analysis_code_is_recorded_against_the_text(tmp_path):
+    rows = by_definition(config_of("paper.yaml", tmp_path))
+    row = rows["analysis code of the authors' toolbox"]
+    assert "UnivariateSpline(s=0.04) on 20 bins" in row["paper"]
+    assert "cumulative minimum" in row["paper"] and row["matches_paper"] == "yes"
+    assert (
+        by_definition(config_of("config.yaml", tmp_path))[row["definition"]]["matches_paper"]
+        == "no"
+    )  # pspline
+
+
+def test_a_row_per_corruption_function_that_differs_from_the_toolbox(tmp_path):
+    rows = by_definition(config_of("paper.yaml", tmp_path))
+    functions = {
+        d.removeprefix("corruption function: "): r
+        for d, r in rows.items()
+        if d.startswith("corruption function: ")
+    }
+    assert {"defocus_blur", "color_jitter", "uniform_noise", "glass_blur"} <= set(functions)
+    assert functions["color_jitter"]["matches_paper"] == "yes"  # the same hue distribution
+    assert functions["uniform_noise"]["matches_paper"] == "no"
+    assert "0.01" in functions["defocus_blur"]["this_run"]
+    assert "32 px" in functions["glass_blur"]["paper"]
+    default = by_definition(config_of("config.yaml", tmp_path))
+    assert "corruption function: glass_blur" not in default  # not in that run

@@ -345,6 +345,21 @@ def test_dv_histograms_two_panels_with_coverage():
             dv_histogram_figure(histograms(), "frost", style)
 
 
+def test_dv_histograms_show_a_stratified_sets_first_n_uniform_draws_between():
+    rows = histograms()
+    draws = rows[rows["source"] == "imagenet-c"].assign(source="vcr-parameter-uniform")
+    style = Style()
+    with style.context():
+        fig = dv_histogram_figure(pd.concat([rows, draws]), "gaussian_noise", style)
+        titles = [ax.get_title(loc="left") for ax in fig.get_axes()]
+        assert [t.split("\n")[0] for t in titles] == [
+            "ImageNet-C (5 severities)",
+            "VCR, first N draws c ~ U(C)",
+            "VCR test set",
+        ]
+        assert_readable(fig)
+
+
 def test_imagenet_c_scatter_labels_do_not_overlap_at_25_models():
     names = model_names(25)
     rng = np.random.default_rng(3)

@@ -125,6 +125,10 @@ def test_schema_order_and_values(shards, tmp_path):
     assert pred["label16"].tolist()[:6] == [7, -1, -1, -1, 7, -1]
     meta = io.read_metadata(out)
     assert meta["model"] == "tiny" and meta["precision"] == "fp32" and meta["batch_size"] == 3
+    # Table 1's parameter count: counted on the model the job built
+    built = tiny_model()
+    assert meta["parameters"] == sum(p.numel() for p in built.net.parameters()) > 0
+    assert meta["parameters"] == built.parameter_count
 
 
 def test_rerun_is_byte_identical_whatever_the_workers(shards, tmp_path):
@@ -245,6 +249,7 @@ def test_empty_input_writes_an_empty_file_without_building_the_model(tmp_path):
     out = predict_shards(never_built, [path], tmp_path / "p.parquet", device="cpu")
     table = pq.read_table(out)
     assert table.num_rows == 0 and table.schema.remove_metadata() == PREDICTION_SCHEMA
+    assert io.read_metadata(out)["parameters"] is None  # no model built, nothing counted
 
 
 def test_resolve_precision():

@@ -93,6 +93,10 @@ def test_regenerated_shard_has_the_manifest_dv(clean_set, dim_corruption, fake_d
     np.testing.assert_array_equal(
         first["seed"].to_numpy(), pu["seed"].to_numpy()[first["candidate"]]
     )
+    # uniform_dv records them: row i holds the Δv of candidate i, the i-th c ~ U(C) draw
+    np.testing.assert_array_equal(
+        m["uniform_dv"], measure_manifest(dim_corruption, clean_set, pu, 7)
+    )
 
 
 def test_quotas_fill_evenly_and_sum_to_n():

@@ -87,6 +87,50 @@ def test_coverage_table_layout_of_table_2():
         tables.table2_coverage(coverage_rows().drop(columns="covered_bins"))
 
 
+def test_table_2_beside_imagenet_c_the_first_n_draws_of_a_stratified_set():
+    rows = coverage_rows()
+    draws = rows[rows["source"] == "vcr"].assign(
+        source="vcr-parameter-uniform", coverage=[0.5, 0.6, 0.4], covered_bins=[20, 23, 16]
+    )
+    table = tables.table2_coverage(pd.concat([rows, draws], ignore_index=True))
+    assert list(table.display.columns) == [
+        "Corruption",
+        "ImageNet-C",
+        "VCR, first N draws c ~ U(C)",
+        "VCR test set",
+    ]
+    assert list(table.display.iloc[0]) == ["Gaussian blur", "0.564", "0.500", "0.974"]
+    assert int(table.data.loc[0, "vcr_parameter_uniform_covered_bins"]) == 20
+    assert "first N draws" in table.caption
+    # without such rows the table keeps its layout (the default run's bytes)
+    plain = tables.table2_coverage(rows)
+    assert "vcr_parameter_uniform" not in plain.data and "vcr_set" not in plain.data
+
+
+def test_table_2_pairs_imagenet_c_motion_blur_with_the_line_kernel_vcr_set():
+    rows = pd.DataFrame(
+        {
+            "corruption": ["motion_blur", "motion_blur", "motion_blur_line"],
+            "source": ["vcr", "imagenet-c", "vcr"],
+            "n_images": [50000, 250000, 50000],
+            "coverage": [0.5, 13 / 39, 38 / 39],
+            "covered_bins": [20, 13, 38],
+            "bins": 40,
+            "min_count": 20,
+            "denominator": 39,
+        }
+    )
+    table = tables.table2_coverage(rows)
+    assert table.data["corruption"].tolist() == ["motion_blur"]  # one row, the paper's
+    row = table.data.iloc[0]
+    assert row["vcr"] == pytest.approx(0.974) and row["imagenet_c"] == pytest.approx(0.333)
+    assert row["vcr_set"] == "motion_blur_line"
+    assert table.display.iloc[0, 0] == "Motion blur (VCR: motion_blur_line)"
+    # without ImageNet-C's motion blur nothing is paired
+    alone = tables.table2_coverage(rows[rows["source"] == "vcr"])
+    assert sorted(alone.data["corruption"]) == ["motion_blur", "motion_blur_line"]
+
+
 # --------------------------------------------------------------------------- metrics and leaderboards
 
 

@@ -171,7 +171,13 @@ def test_imagenet_c_shards_together_are_the_whole_set(tmp_path, clean_set, noise
     parts = [
         io.read_parquet(
             testset.generate_imagenet_c_shard(
-                noise, clean_set, k, shard_size, n_shards, tmp_path / f"s{k}.parquet", seed=3,
+                noise,
+                clean_set,
+                k,
+                shard_size,
+                n_shards,
+                tmp_path / f"s{k}.parquet",
+                seed=3,
                 n_images=3,
             )
         )
@@ -296,3 +302,22 @@ def test_coverage_threshold_is_the_papers_for_both_sets(tmp_path):
     table = coverage.coverage_table(small, ic)
     assert table["min_count"].tolist() == [2, 2]
     assert table["covered_bins"].tolist() == [39, 27]
+
+
+def test_coverage_of_the_first_n_uniform_draws_of_a_stratified_set(tmp_path):
+    """A dv-stratified manifest's ``uniform_dv`` (the Δv of its first N draws c ~ U(C)) gets rows
+    of its own, source ``vcr-parameter-uniform``, at the VCR set's threshold."""
+    kept = [_dv_file(tmp_path / "kept.parquet", [1282] * 39)]  # 49,998: every bin covered
+    draws = np.concatenate([np.full(49_000, 0.9), np.full(998, 0.05)])
+    manifest = tmp_path / "manifest.parquet"
+    pd.DataFrame({"uniform_dv": draws}).to_parquet(manifest)
+    table = coverage.coverage_table(
+        {"shot_noise": kept}, uniform_draws={"shot_noise": manifest}
+    ).set_index("source")
+    assert list(table.index) == ["vcr", "vcr-parameter-uniform"]
+    assert table.loc["vcr", "covered_bins"] == 39
+    assert table.loc["vcr-parameter-uniform", "covered_bins"] == 2
+    assert table.loc["vcr-parameter-uniform", "min_count"] == 20
+    hist = coverage.dv_histograms({"shot_noise": kept}, uniform_draws={"shot_noise": manifest})
+    counts = hist[hist["source"] == "vcr-parameter-uniform"].set_index("bin")["count"]
+    assert counts.sum() == 49_998 and counts[35] == 49_000

@@ -21,11 +21,13 @@ FIGURE_RULES = {
     "imagenet_c_clean_correct",
     "corruption_categories",
     "paper_tables",
+    "models_table",
     "retraining_table",
     "human_similarity",
     "plot_curves",
     "plot_hmri_mrsi",
     "plot_dv_histograms",
+    "plot_examples",
     "plot_imagenet_c_vs_vcr",
     "plot_human_similarity",
     "plot_geirhos_dnn",
@@ -84,6 +86,8 @@ def test_dry_run_plans_the_figures_stage(tmp_path):
     assert FIGURE_RULES - NOT_IN_TINY - {"paper_figures"} <= rules
     plotted = {w["corruption"] for r, w in jobs if r == "plot_curves"}
     assert plotted == {"gaussian_noise", "brightness"}
+    examples = {w["corruption"] for r, w in jobs if r == "plot_examples"}
+    assert examples == {"gaussian_noise", "brightness"}  # Fig. 3/10: one grid per corruption
     # HMRI/MRSI bars only where a human reference exists (gaussian_noise, through the noise class)
     assert [w["corruption"] for r, w in jobs if r == "plot_hmri_mrsi"] == ["gaussian_noise"]
 
@@ -161,7 +165,9 @@ def test_report_holds_every_figure_and_table_with_captions(copy_run):
             assert name in html, name
     for caption_words in (
         "HMRI (human-relative model robustness index)",
+        "Table 1 of the paper",
         "Table 2 of the paper",
+        "Examples of the VCR test set",
         "How the visual change",
         "ImageNet-C against VCR on",
         "Leaderboard of one corruption",

@@ -44,3 +44,16 @@ def test_paper_domains_and_dv_stratified_sets_regenerate_the_manifest(tmp_path):
         assert "domain set 'paper'" in meta["corruption"]["reason"]
     log = (tmp_path / "results/logs/sample_manifest/shot_noise.log").read_text()
     assert "bins that no candidate reached" in log
+    # Table 2's quantity: the coverage of each set's first N draws c ~ U(C), beside the kept set's
+    cov = pd.read_csv(tmp_path / target).set_index(["corruption", "source"])
+    for name in ("shot_noise", "frost"):
+        draws = cov.loc[(name, "vcr-parameter-uniform")]
+        assert draws["n_images"] == 24
+        assert draws["coverage"] <= cov.loc[(name, "vcr"), "coverage"]  # stratified covers more
+        manifest = io.read_parquet(testsets / name / "manifest.parquet")
+        first = manifest[manifest["candidate"] < 24]  # kept candidates among the first N
+        np.testing.assert_array_equal(
+            manifest["uniform_dv"].to_numpy()[first["candidate"]], first["measured_dv"]
+        )
+    histograms = pd.read_csv(tmp_path / "results/tables/dv_histograms.csv")
+    assert "vcr-parameter-uniform" in set(histograms["source"])

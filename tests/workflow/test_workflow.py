@@ -20,6 +20,7 @@ from .conftest import REPO, TINY, snakemake, write_config
 
 # --------------------------------------------------------------------------- dry-run parsing
 
+
 def scheduled_jobs(dry_run_output: str) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job a dry run would execute."""
     return [(j["rule"], j["wildcards"]) for j in cost.parse_jobs(dry_run_output)]
@@ -234,6 +235,27 @@ def test_end_to_end_outputs(finished_run):
 
     figures = list((finished_run / "results" / "figures").rglob("*"))
     assert any(f.suffix == ".png" for f in figures) and any(f.suffix == ".pdf" for f in figures)
+
+    # Table 1: the run's models, parameters counted on the built model, clean accuracy
+    models = pd.read_csv(tables / "paper" / "table1_models.csv")
+    assert list(models.columns) == [
+        "model",
+        "family",
+        "source",
+        "parameters",
+        "clean_accuracy",
+        "n_clean",
+    ]
+    assert models["model"].tolist() == ["efficientnet_lite0"]
+    assert models["parameters"].iloc[0] > 1_000_000  # EfficientNet-Lite0: 4.65 M
+    assert models["clean_accuracy"].between(0, 1).all() and (models["n_clean"] > 0).all()
+    for ext in ("md", "tex"):
+        assert (tables / "paper" / f"table1_models.{ext}").is_file()
+    # Fig. 3/10: one example grid per corruption, from the run's shards
+    for corruption in ("gaussian_noise", "brightness"):
+        for ext in ("png", "pdf"):
+            grid = finished_run / "results" / "figures" / "examples" / f"{corruption}.{ext}"
+            assert grid.is_file() and grid.stat().st_size > 1000, grid
 
 
 @pytest.mark.slow

@@ -193,6 +193,32 @@ def plot_dv_histograms(
         return _save(fig, out_paths, style)
 
 
+def plot_examples(
+    shard_paths: Sequence[PathLike],
+    clean_images: PathLike,
+    clean_index: PathLike,
+    out_paths: Sequence[PathLike],
+    *,
+    corruption: str,
+    n_bins: int,
+    step: int = 5,
+    style: Style | Mapping | None = None,
+) -> list[Path]:
+    """One clean image at increasing Δv (bins 0, ``step``, … of ``n_bins``) from the test set's
+    shards (Fig. 3/10); the clean panel from the clean set."""
+    from vcrbench.datasets import CleanSet
+    from vcrbench.figures.examples import examples_figure, read_examples, targets
+
+    style = _style(style)
+    rows, images, same = read_examples(shard_paths, targets(n_bins, step))
+    clean = None
+    if same:
+        clean = CleanSet.open(clean_images, clean_index).images([rows["image_id"].iloc[0]])[0]
+    with style.context():
+        fig = examples_figure(rows, images, clean, corruption, style, same_image=same)
+        return _save(fig, out_paths, style)
+
+
 def plot_imagenet_c_vs_vcr(
     imagenet_c_csv: PathLike,
     metrics_csv: PathLike,

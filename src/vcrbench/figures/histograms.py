@@ -9,8 +9,12 @@ from vcrbench.figures import layout
 from vcrbench.figures.style import Style, new_figure
 from vcrbench.tables import display_corruption as corruption_title
 
-SOURCES = {"imagenet-c": "ImageNet-C (5 severities)", "vcr": "VCR test set"}
-SOURCE_COLORS = {"imagenet-c": "#7F7F7F", "vcr": "#0072B2"}
+SOURCES = {
+    "imagenet-c": "ImageNet-C (5 severities)",
+    "vcr-parameter-uniform": "VCR, first N draws c ~ U(C)",
+    "vcr": "VCR test set",
+}
+SOURCE_COLORS = {"imagenet-c": "#7F7F7F", "vcr-parameter-uniform": "#56B4E9", "vcr": "#0072B2"}
 
 
 def dv_histogram_figure(
@@ -19,7 +23,8 @@ def dv_histogram_figure(
     style: Style,
     coverage: pd.DataFrame | None = None,
 ) -> Figure:
-    """Share of images per Δv bin, one panel per source (ImageNet-C left, VCR right), same
+    """Share of images per Δv bin, one panel per source (ImageNet-C left, VCR right; a
+    Δv-stratified set's first N draws c ~ U(C), the paper's sampling, between them), same
     y scale. ``histograms``: the rows of ``results/tables/dv_histograms.csv``; ``coverage``:
     ``results/tables/coverage.csv`` (its coverage goes into the panel titles)."""
     rows = histograms[histograms["corruption"] == corruption]

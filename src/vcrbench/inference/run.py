@@ -177,13 +177,21 @@ def _write(
 
 
 def _job_metadata(
-    name: str, spec: ModelSpec, info: dict, precision: str, device, batch_size, inputs
+    name: str,
+    spec: ModelSpec,
+    info: dict,
+    precision: str,
+    device,
+    batch_size,
+    inputs,
+    parameters: int | None = None,
 ) -> dict:
     defense = {"defense": spec.defense.to_config()} if spec.defense is not None else {}
     return {
         "stage": "predict",
         "model": name,
         "model_info": info,
+        "parameters": parameters,  # counted on the built model (None: none was built)
         **defense,
         "precision": precision,
         "device_type": device.type,
@@ -226,7 +234,10 @@ def _predict(
         check_labels(labels, space, where)
         columns = empty_columns(space.num_classes, save_logprobs)
         info = model.info if model is not None else {"spec": spec.to_config()}
-        metadata = _job_metadata(spec.name, spec, info, precision_name, device, batch, inputs)
+        count = model.parameter_count if model is not None else None
+        metadata = _job_metadata(
+            spec.name, spec, info, precision_name, device, batch, inputs, count
+        )
         return _write(meta, columns, np.zeros(0, np.int8), space.num_classes, out_path, metadata)
     model, space = _model_and_space(spec, model, device, label_space)
     check_labels(labels, space, where)
@@ -243,7 +254,16 @@ def _predict(
         progress,
         save_logprobs,
     )
-    metadata = _job_metadata(model.name, spec, model.info, precision_name, device, batch, inputs)
+    metadata = _job_metadata(
+        model.name,
+        spec,
+        model.info,
+        precision_name,
+        device,
+        batch,
+        inputs,
+        model.parameter_count,
+    )
     return _write(meta, columns, _label16(labels, space), model.num_classes, out_path, metadata)
 
 

@@ -91,6 +91,11 @@ class Classifier(nn.Module):
         return self.label_space.num_classes
 
     @property
+    def parameter_count(self) -> int:
+        """Parameters of the network (each shared tensor once; buffers not counted)."""
+        return int(sum(p.numel() for p in self.net.parameters()))
+
+    @property
     def device(self) -> torch.device:
         for t in self.parameters():
             return t.device

@@ -42,6 +42,8 @@ def definitions(config: Mapping) -> list[dict]:
     """The rows of ``definitions.csv`` for a validated ``config`` (no data read)."""
     return [
         *_sampling_rows(config),
+        *_measurement_rows(config),
+        *_function_rows(_get(config, "corruptions")),
         *_curve_rows(config),
         *_comparison_rows(config),
         *_human_data_rows(config),
@@ -72,7 +74,8 @@ def _sampling_rows(config: Mapping) -> list[dict]:
                 "parameter-uniform": "",
                 "dv-stratified": "draws c ~ U(C) and keeps per-bin quotas: every kept sample is "
                 "a draw of U(C) restricted to its Δv bin, the paper's P(c | Δv), with the Δv range "
-                "covered; only the Δv histogram differs from the paper's",
+                "covered; only the Δv histogram differs from the paper's, whose coverage and "
+                "histogram (of the first N draws) coverage.csv gives as vcr-parameter-uniform",
                 "dv-uniform": "moves all parameters of a corruption along one path: changes "
                 "P(c | Δv) for multi-parameter corruptions",
             }.get(mode, ""),
@@ -103,10 +106,121 @@ def _motion_blur_row(corruptions: Mapping) -> dict:
     )
 
 
+def _measurement_rows(config: Mapping) -> list[dict]:
+    """Where Δv is measured: the resolution, the grey conversion and the VIF implementation."""
+    resize, crop = _get(config, "dataset.resize"), _get(config, "dataset.crop")
+    variant = _get(config, "vif.variant")
+    return [
+        _row(
+            "resolution of corruption and Δv",
+            "not stated; the authors' generator corrupts the stored full-resolution image and "
+            "computes VIF on it, the model's preprocessing resizes and crops afterwards",
+            f"{crop}x{crop} centre crops (shorter side resized to {resize}), corrupted and "
+            "measured there and shown to the models as they are (ImageNet-C's convention)",
+            "dataset.crop",
+            UNSTATED,
+            "Δv depends on the resolution; an option to corrupt and measure at full resolution, "
+            "as the authors' pipeline does, is planned",
+        ),
+        _row(
+            "grey conversion before VIF",
+            "not stated; the authors' generator uses OpenCV's RGB-to-grey (luma rounded to uint8)",
+            "BT.601 luma in float, on the 0-255 scale",
+            "",
+            UNSTATED,
+            "rounding luma to uint8 moves Δv by up to about 0.02 (docs/vif.md)",
+        ),
+        _row(
+            "VIF implementation",
+            "Kumar's Python port of wavelet VIF (the paper's reference)",
+            variant,
+            "vif.variant",
+            variant == "kumar",
+        ),
+    ]
+
+
+# Where this project's corruption function differs from the one in the authors' toolbox
+# (HuakunShen/VCR, transformations.py; docs/corruptions.md): the toolbox's, this project's,
+# whether it matches what the paper's sets were made with, and why not.
+_FUNCTIONS = {
+    "defocus_blur": (
+        "alias σ drawn from linspace(0, 1): σ = 0 is OpenCV's 'from the kernel size' (0.8)",
+        "alias σ never 0 (from 0.01 in the paper's domains), so the low end is a light blur",
+        NO,
+        "σ = 0 is one grid value of the toolbox's 1000; its meaning in OpenCV is not a "
+        "continuation of the range",
+    ),
+    "color_jitter": (
+        "ColorJitter(1, 1, 1, hue=1)",
+        "hue shift U(-0.5, 0.5)",
+        YES,
+        "hue = 1 is rejected by the Albumentations of the time and wraps around the circle in "
+        "2.x: U(-0.5, 0.5) is the same hue distribution",
+    ),
+    "uniform_noise": (
+        "apply_uniform_noise: noise on [low, high], low and high from linspace(0.01, 1), colour",
+        "Geirhos et al.'s: greyscale, contrast 30%, add U[-w, w], clip",
+        NO,
+        "the paper names Geirhos et al.'s function (Fig. 3d), whose human data stand in here; "
+        "the toolbox's is another function",
+    ),
+    "glass_blur": (
+        "its pixel loop (written for 32 px CIFAR images) moves pixels in a 32 px corner only",
+        "ImageNet-C's glass blur over the whole image",
+        NO,
+        "a defect of the toolbox's code: most of a 224 px image would be Gaussian-blurred only",
+    ),
+    "blur": (
+        "Blur(blur_limit=15): odd kernel sizes 3-15",
+        "continuous size: between odd sizes, the blend of the two blurred images",
+        NO,
+        "a continuous parameter for Δv-driven sampling; equal at odd sizes",
+    ),
+    "median_blur": (
+        "MedianBlur(blur_limit=21): odd kernel sizes 3-21",
+        "continuous size: between odd sizes, the blend of the two blurred images",
+        NO,
+        "a continuous parameter for Δv-driven sampling; equal at odd sizes",
+    ),
+    "motion_blur_line": (
+        "MotionBlur(blur_limit=50) of Albumentations 0.5: odd kernel sizes 3-49",
+        "the same line kernel, continuous size",
+        NO,
+        "a continuous parameter for Δv-driven sampling; equal at odd sizes",
+    ),
+    "frost": (
+        "the frost photograph resized to the image",
+        "the frost photograph cropped to the image (as ImageNet-C)",
+        NO,
+        "ImageNet-C's frost crops; the ImageNet-C sets need it",
+    ),
+}
+
+
+def _function_rows(corruptions: Mapping) -> list[dict]:
+    """One row per corruption of the run whose function differs from the authors' toolbox's."""
+    return [
+        _row(
+            f"corruption function: {name}",
+            f"the authors' toolbox: {toolbox}",
+            ours,
+            "",
+            matches,
+            note,
+        )
+        for name, (toolbox, ours, matches, note) in _FUNCTIONS.items()
+        if name in corruptions
+    ]
+
+
 def _curve_rows(config: Mapping) -> list[dict]:
     """How a curve is fitted: the spline, its bins, its anchors and the weighting of Δv."""
     spline = _get(config, "estimation.spline")
     anchor1 = _get(config, "estimation.anchor1")
+    n_boot, level, penalty = (
+        _get(config, f"estimation.{k}") for k in ("n_boot", "level", "bootstrap_penalty")
+    )
     bins, min_count, weighting = (
         _get(config, f"estimation.{k}") for k in ("bins", "min_count", "weighting")
     )
@@ -146,11 +260,33 @@ def _curve_rows(config: Mapping) -> list[dict]:
         ),
         _row(
             "anchor s(1)",
-            "the last bin is anchored, its value not given",
-            "free (s(1) >= 0)" if anchor1 is None else anchor1,
+            "the first and last bins are anchored (Appendix C); the last value is not given",
+            "free (s(1) >= 0)" if anchor1 is None else f"pinned at {anchor1:g}",
             "estimation.anchor1",
+            anchor1 is not None,
+            "not anchored: no value at Δv = 1 holds for every model (docs/estimation.md)"
+            if anchor1 is None
+            else "the paper gives no value; this one is the config's",
+        ),
+        _row(
+            "confidence intervals and bands",
+            "not described (Fig. 8 shows 83% bands without their method)",
+            f"bootstrap over images (observers for humans), {n_boot} replicates, level "
+            f"{level:g}; λ of a replicate: {penalty}"
+            + (" (the full data's λ)" if penalty == "fixed" else " (selected again)"),
+            "estimation.n_boot",
             UNSTATED,
-            "no value at Δv = 1 holds for every model (docs/estimation.md)",
+            "percentile intervals, widened for few images (estimation.small_sample)",
+        ),
+        _row(
+            "analysis code of the authors' toolbox",
+            "the text: 40 bins, monotone quantile smoothing spline anchored at the first and last "
+            "bins; the toolbox's code: scipy UnivariateSpline(s=0.04) on 20 bins, made monotone "
+            "by a cumulative minimum, no anchors",
+            f"the text's definition: {spline} spline on {bins} bins, anchored at Δv = 0",
+            "estimation.spline",
+            spline == "quantile" and bins == 40,
+            "the paper's text is the definition; its toolbox's analysis code is not followed",
         ),
         _row(
             "weighting of Δv in R̂",
@@ -183,17 +319,22 @@ def _comparison_rows(config: Mapping) -> list[dict]:
         ),
         _row(
             "similarity test of human curves",
-            "83% pointwise confidence bands overlap everywhere",
+            "83% pointwise confidence bands overlap everywhere (§4.4, citing Koenker et al. 1994)",
             f"{level:g} {band} bands overlap everywhere",
             "estimation.similarity_band",
             band == "pointwise" and level == 0.83,
+            "the 83% overlap rule is Payton, Greenstone & Schenker (2003), which the paper does "
+            "not cite; its reference there is its spline's",
         ),
         _row(
             "1000 -> 16 class decision",
-            "argmax of the mean probability of each class's ImageNet classes (Geirhos et al.)",
+            "mapped 'using the WordNet hierarchy', citing Geirhos et al. (2018), whose main text "
+            "sums each class's ImageNet probabilities and whose appendix derives their mean",
             "argmax of the mean probability of each class's ImageNet classes",
             "",
-            YES,
+            UNSTATED,
+            "the VCR paper does not say sum or mean; the mean is the rule Geirhos et al. derive "
+            "as the principled one",
         ),
         _row(
             "coverage threshold",

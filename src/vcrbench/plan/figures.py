@@ -34,6 +34,21 @@ def model_families(config: Mapping) -> dict[str, str]:
     }
 
 
+def model_sources(config: Mapping) -> dict[str, dict[str, str]]:
+    """``{model: {"family", "source"}}`` for Table 1, in the run's order; ``source`` is the
+    entry's source with its library and id (``checkpoint: torchvision resnet50``)."""
+    families = model_families(config)
+    out = {}
+    for name, entry in model_entries(config).items():
+        detail = " ".join(str(entry[k]) for k in ("library", "id") if entry.get(k))
+        source = str(entry.get("source") or "")
+        out[name] = {
+            "family": families[name],
+            "source": f"{source}: {detail}" if detail else source,
+        }
+    return out
+
+
 def retrained_corruptions(config: Mapping) -> dict[str, list[str]]:
     """``{fine-tuned model: corruptions it was trained on}`` (Table 3 puts, in each corruption's
     row, the model trained on it)."""
@@ -44,9 +59,9 @@ def retrained_corruptions(config: Mapping) -> dict[str, list[str]]:
 
 
 def paper_table_names(config: Mapping) -> list[str]:
-    """Tables of ``paper_tables`` and ``retraining_table``, as paths under
+    """Tables of ``models_table``, ``paper_tables`` and ``retraining_table``, as paths under
     :data:`~vcrbench.plan.paths.PAPER_TABLES` without suffix."""
-    names = ["table2_coverage", "metrics"]
+    names = ["table1_models", "table2_coverage", "metrics"]
     names += [f"leaderboard/{c}" for c in corruption_names(config)]
     if retrained_pairs(config):
         names.append("table3_retraining")
@@ -55,7 +70,7 @@ def paper_table_names(config: Mapping) -> list[str]:
 
 def figure_targets(config: Mapping) -> list[str]:
     """Every figure and table the figures stage makes for ``config``: per corruption its curves
-    and Δv histograms, HMRI/MRSI bars where it has a human reference, the ImageNet-C scatter where
+    and Δv histograms and example grid, HMRI/MRSI bars where it has a human reference, the ImageNet-C scatter where
     it has an ImageNet-C set; the human similarity figure and table when human references are in
     use; the defenses figure when a defended model has an undefended twin; the paper's tables."""
     formats = check_options(config["figures"])["formats"]
@@ -65,6 +80,7 @@ def figure_targets(config: Mapping) -> list[str]:
     references = references_in_use(config)
     per_corruption = [("curves", c) for c in corruptions]
     per_corruption += [("dv_histograms", c) for c in corruptions]
+    per_corruption += [("examples", c) for c in corruptions]
     per_corruption += [("hmri_mrsi", c) for c in corruptions if c in with_humans]
     per_corruption += [("imagenet_c_vs_vcr", c) for c in imagenet_c]
     out = [

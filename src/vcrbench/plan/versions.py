@@ -21,12 +21,12 @@ VERSIONS: dict[str, int] = {
     "check_images": 1,
     # stage I: test sets
     "prepare_clean_set": 2,  # 2: the index records each image's conversion and aspect ratio
-    "sample_manifest": 1,
+    "sample_manifest": 2,  # 2: a dv-stratified manifest records its first N draws' dv
     "generate_shard": 1,
     "generate_imagenet_c": 1,
     "coverage_table": 1,
     # inference
-    "predict": 1,
+    "predict": 2,
     # humans
     "ingest_human_reference": 1,
     "map_human_conditions": 1,
@@ -45,18 +45,20 @@ VERSIONS: dict[str, int] = {
     "clean_correct": 1,
     "zero_shot_unseen_only": 1,
     "defense_table": 1,
-    "definitions_table": 1,
+    "definitions_table": 2,
     # tables and figures
     "imagenet_c_accuracy": 1,
     "imagenet_c_mce": 1,
     "imagenet_c_clean_correct": 1,
     "corruption_categories": 1,
     "paper_tables": 1,
+    "models_table": 1,
     "retraining_table": 1,
     "human_similarity": 1,
     "plot_curves": 1,
     "plot_hmri_mrsi": 1,
     "plot_dv_histograms": 1,
+    "plot_examples": 1,
     "plot_imagenet_c_vs_vcr": 1,
     "plot_human_similarity": 1,
     "plot_geirhos_dnn": 1,

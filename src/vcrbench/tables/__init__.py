@@ -10,7 +10,9 @@
 - :mod:`~vcrbench.tables.corruption_error`: ImageNet-C's CE, relative CE and mCE against AlexNet,
   and means by corruption category;
 - :mod:`~vcrbench.tables.restricted`: R̂ and curves on clean-correct samples and of the
-  unseen-only decision (Yucel et al.'s zero-shot study).
+  unseen-only decision (Yucel et al.'s zero-shot study);
+- :mod:`~vcrbench.tables.models`: :func:`table1_models` (Table 1: the run's models, their
+  family, source, parameters and clean accuracy).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
 (:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.
@@ -30,6 +32,7 @@ from vcrbench.tables.format import (
     write_table,
     write_tables,
 )
+from vcrbench.tables.models import table1_models
 from vcrbench.tables.paper import (
     leaderboard,
     metrics_table,
@@ -53,6 +56,7 @@ __all__ = [
     "paper_tables",
     "resolve_label_space",
     "retraining_table",
+    "table1_models",
     "table2_coverage",
     "write_table",
     "write_tables",

@@ -27,19 +27,56 @@ from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS
 # --------------------------------------------------------------------------- Table 2
 
 
+#: Table 2 rows whose VCR set is another corruption's: the paper's motion-blur VCR sets are the
+#: authors' generator's line kernel (``motion_blur_line``), ImageNet-C's are ``motion_blur``.
+PAIRED_VCR_SETS = {"motion_blur": "motion_blur_line"}
+#: Table 2's sources: (coverage.csv source, column, display header); the parameter-uniform draws
+#: of a Δv-stratified set only where coverage.csv has them.
+TABLE2_SOURCES = (
+    ("imagenet-c", "imagenet_c", "ImageNet-C"),
+    ("vcr-parameter-uniform", "vcr_parameter_uniform", "VCR, first N draws c ~ U(C)"),
+    ("vcr", "vcr", "VCR test set"),
+)
+
+
+def _paired(coverage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``coverage`` with each paired row's VCR sources taken from its VCR set (which leaves the
+    table), and ``{row: its VCR set}`` where one was taken."""
+    used = {}
+    for row, vcr_set in PAIRED_VCR_SETS.items():
+        names = set(coverage["corruption"])
+        has_ic = ((coverage["corruption"] == row) & (coverage["source"] == "imagenet-c")).any()
+        if row not in names or vcr_set not in names or not has_ic:
+            continue
+        keep = (coverage["corruption"] != vcr_set) & (
+            (coverage["corruption"] != row) | (coverage["source"] == "imagenet-c")
+        )
+        moved = coverage[
+            (coverage["corruption"] == vcr_set) & (coverage["source"] != "imagenet-c")
+        ].assign(corruption=row)
+        coverage = pd.concat([coverage[keep], moved], ignore_index=True)
+        used[row] = vcr_set
+    return coverage, used
+
+
 def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
     """Table 2: per corruption, the Δv coverage of ImageNet-C and of the VCR test set.
 
     ``coverage``: ``results/tables/coverage.csv`` (``corruption, source, coverage, …``). Rows are
     sorted by ImageNet-C coverage (highest first, as in the paper); corruptions without an
-    ImageNet-C set come last with a missing mark.
+    ImageNet-C set come last with a missing mark. A Δv-stratified run's first N draws c ~ U(C)
+    (source ``vcr-parameter-uniform``, the paper's quantity) get columns of their own, and a row
+    of :data:`PAIRED_VCR_SETS` takes its VCR columns from its paired set (column ``vcr_set``).
     """
     _check_columns(coverage, ["corruption", "source", "coverage", "covered_bins"], "coverage table")
+    coverage, paired = _paired(coverage)
     wide = coverage.pivot_table(
         index="corruption", columns="source", values=["coverage", "covered_bins"], aggfunc="first"
     )
+    present = set(coverage["source"])
+    sources = [s for s in TABLE2_SOURCES if s[0] != "vcr-parameter-uniform" or s[0] in present]
     out = pd.DataFrame({"corruption": wide.index.astype(str)})
-    for source, name in (("imagenet-c", "imagenet_c"), ("vcr", "vcr")):
+    for source, name, _ in sources:
         for value in ("coverage", "covered_bins"):
             col = (value, source)
             vals = wide[col].to_numpy() if col in wide.columns else np.full(len(wide), np.nan)
@@ -50,14 +87,16 @@ def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
         na_position="last",
         kind="stable",
     ).reset_index(drop=True)
-    for col in ("imagenet_c_covered_bins", "vcr_covered_bins"):
-        out[col] = out[col].astype("Int64")
+    for _, name, _ in sources:
+        out[f"{name}_covered_bins"] = out[f"{name}_covered_bins"].astype("Int64")
+    if paired:
+        out["vcr_set"] = [paired.get(c, c) for c in out["corruption"]]
+    names = [
+        display_corruption(c) + (f" (VCR: {paired[c]})" if c in paired else "")
+        for c in out["corruption"]
+    ]
     display = pd.DataFrame(
-        {
-            "Corruption": [display_corruption(c) for c in out["corruption"]],
-            "ImageNet-C": [fmt(v, digits) for v in out["imagenet_c"]],
-            "VCR test set": [fmt(v, digits) for v in out["vcr"]],
-        }
+        {"Corruption": names, **{head: [fmt(v, digits) for v in out[n]] for _, n, head in sources}}
     )
     denominator = (
         coverage["denominator"].iloc[0] if "denominator" in coverage and len(coverage) else None
@@ -65,7 +104,13 @@ def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
     caption = (
         "Coverage of the Δv range [0, 1]: covered bins / "
         + (f"{int(denominator)}" if denominator is not None else "bins")
-        + " for ImageNet-C (five severities) and the VCR test set."
+        + " for ImageNet-C (five severities) and the VCR test set"
+        + (
+            ", and for the test set's first N draws c ~ U(C) (the paper's sampling; the test set "
+            "keeps Δv-stratified draws)."
+            if "vcr-parameter-uniform" in present
+            else "."
+        )
     )
     return Table(_round(out, digits), display, caption, "tab:coverage")
 

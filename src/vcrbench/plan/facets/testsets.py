@@ -25,6 +25,18 @@ class TestSetRules:
         shards = cfg.group_shards(self.config, wildcards.corruption, wildcards.group)
         return [paths.fill(paths.SHARD, corruption=wildcards.corruption, shard=s) for s in shards]
 
+    def corruption_shard_files(self, wildcards) -> list[str]:
+        """Every shard of one corruption's test set."""
+        c = wildcards.corruption
+        return [paths.fill(paths.SHARD, corruption=c, shard=s) for s in self.shard_ids(c)]
+
+    def stratified_manifest_files(self, wildcards=None) -> list[str]:
+        """The manifests whose first N candidates' Δv give the parameter-uniform coverage of a
+        Δv-stratified set (none in other modes)."""
+        if self.config["sampling"]["mode"] != "dv-stratified":
+            return []
+        return [paths.fill(paths.MANIFEST, corruption=c) for c in self.corruptions]
+
     def all_shard_files(self, wildcards=None) -> list[str]:
         return [
             paths.fill(paths.SHARD, corruption=c, shard=s)

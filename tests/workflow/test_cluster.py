@@ -5,7 +5,6 @@ the jobs it plans are read from its output, group jobs included."""
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from .test_workflow import scheduled_resources
 MAX_SUBMISSIONS = 600
 
 
-def paper_dry_run(tmp_path: Path, *extra: str, home_read_only: bool = True) -> tuple[str, Path]:
+def paper_dry_run(tmp_path: Path, *extra: str) -> tuple[str, Path]:
     """The README's `snakemake --profile slurm --configfile config/paper.yaml`, dry, with the
     profile installed in a HOME that is then read-only; returns the output and the config used
     (paper.yaml with stand-ins for the files this machine lacks)."""
@@ -52,7 +51,7 @@ def paper_dry_run(tmp_path: Path, *extra: str, home_read_only: bool = True) -> t
     )
     for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         env.pop(name, None)
-    with read_only_home(home) if home_read_only else contextlib.nullcontext():
+    with read_only_home(home):
         before = written(home)
         proc = subprocess.run(
             cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800

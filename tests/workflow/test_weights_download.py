@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.support.homes import written
 from tests.support.hub_server import COMMIT, HubServer, no_network_site
 from vcrbench import io
 from vcrbench.plan import paths
@@ -84,12 +85,6 @@ def fetch_online(tmp_path, work, config, target: str, files: dict[str, bytes]) -
     return hub
 
 
-def written_under_home(tmp_path) -> list[Path]:
-    """Whatever is under the test's HOME: nothing (Snakemake's source cache goes under $TMPDIR,
-    profiles/default's shared-fs-usage)."""
-    return sorted((tmp_path / "home").rglob("*"))
-
-
 @pytest.mark.slow
 def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path):
     from vcrbench.datasets import CleanSet
@@ -121,7 +116,7 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     assert (repo / "refs" / "main").read_text() == COMMIT
     cached = {p.relative_to(cache).parts[:2] for p in cache.rglob("*") if p.is_file()}
     assert cached == {("huggingface", "hub")}, cached  # the hub's cache, nothing else
-    assert not written_under_home(tmp_path)
+    assert not written(tmp_path / "home")  # the source cache goes under $TMPDIR
     assert yaml.safe_load(fetched.read_text())["id"] == ARCH
     record_time = fetched.stat().st_mtime_ns
 
@@ -134,7 +129,7 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     assert " connect " not in log, log  # and none of them tried to reach a server
     assert "rule fetch_weights" not in proc.stdout + proc.stderr  # fetched once, not again
     assert fetched.stat().st_mtime_ns == record_time
-    assert not written_under_home(tmp_path)
+    assert not written(tmp_path / "home")  # the source cache goes under $TMPDIR
 
     # ... and predicted what the same state dict predicts, loaded from its file here
     reference = {**entry, "checkpoint": str(tmp_path / "model.safetensors")}

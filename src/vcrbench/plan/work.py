@@ -21,9 +21,10 @@ A job's **estimate** is its start-up plus its images at a per-image cost:
   (:func:`assumed_rate`, ``models.<name>.resources.params_m``); on ``device: cpu`` 50 times
   slower; fine-tuning at the base model's rate / :data:`TRAINING_COST_FACTOR`.
 
-The first attempt asks for :data:`REQUEST_FACTOR` times the estimate (whole minutes, at least
-one), so a request stays within twice the plan's estimate; every retry asks for the first
-attempt's time times the attempt number (:mod:`vcrbench.plan.resources`).
+The first attempt asks for :data:`REQUEST_FACTOR` times the estimate, rounded up to whole
+minutes (a SLURM time limit's resolution; at least one), so a request lies between twice the
+plan's estimate and that plus one minute; every retry asks for the first attempt's time times the
+attempt number (:mod:`vcrbench.plan.resources`).
 """
 
 from __future__ import annotations

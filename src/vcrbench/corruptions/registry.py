@@ -27,7 +27,12 @@ import numpy as np
 
 from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
 from vcrbench.errors import CorruptionError, did_you_mean
-from vcrbench.vocab import CORRUPTION_CATEGORY, DEFAULT_DOMAIN_SET, OTHER_CATEGORY, param_column
+from vcrbench.vocab import (
+    CORRUPTION_CATEGORIES,
+    DEFAULT_DOMAIN_SET,
+    OTHER_CATEGORY,
+    param_column,
+)
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
 #: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
@@ -91,6 +96,9 @@ class Corruption:
         The five ImageNet-C severities as parameter dicts, or None.
     similarity_class:
         ``"noise"``, ``"blur"`` or None (docs/method.md §6).
+    category:
+        ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
+        belongs to one, else ``"other"`` (the by-category tables, docs/figures.md).
     """
 
     name: str
@@ -103,12 +111,7 @@ class Corruption:
     description: str = ""
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def category(self) -> str:
-        """ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
-        belongs to one (:data:`vcrbench.vocab.CORRUPTION_CATEGORY`), else ``"other"``."""
-        return CORRUPTION_CATEGORY.get(self.name, OTHER_CATEGORY)
+    category: str = OTHER_CATEGORY
 
     @property
     def param_names(self) -> list[str]:
@@ -306,6 +309,7 @@ def register_corruption(
     domain: Mapping[str, Sequence[float]] | None = None,
     imagenet_c: Sequence[Mapping[str, float]] | None = None,
     similarity_class: str | None = None,
+    category: str = OTHER_CATEGORY,
     description: str = "",
     function: CorruptionFunction | None = None,
     replace_existing: bool = False,
@@ -313,8 +317,10 @@ def register_corruption(
     """Register a corruption; use as a decorator, or pass ``function=`` to register directly.
 
     ``domain`` defaults to the calibrated domain in the domains file (built-ins) and must be given
-    for any parameter that file does not list. Returns the function (decorator form) or the
-    :class:`Corruption` (direct form).
+    for any parameter that file does not list. ``category`` is ImageNet-C's category the
+    corruption belongs to (:data:`~vcrbench.vocab.CORRUPTION_CATEGORIES`), else ``"other"``.
+    Returns the function (decorator form) or the :class:`Corruption` (direct form). Everything
+    about a corruption is given here (docs/architecture.md, "Add a corruption").
     """
 
     def register(fn: CorruptionFunction):
@@ -328,6 +334,7 @@ def register_corruption(
             domain=domain,
             imagenet_c=imagenet_c,
             similarity_class=similarity_class,
+            category=category,
             description=description or (inspect.getdoc(fn) or "").split("\n\n")[0],
         )
         _REGISTRY[name] = corruption
@@ -347,6 +354,7 @@ def build_corruption(
     domain: Mapping[str, Sequence[float]] | None = None,
     imagenet_c: Sequence[Mapping[str, float]] | None = None,
     similarity_class: str | None = None,
+    category: str = OTHER_CATEGORY,
     description: str = "",
 ) -> Corruption:
     """Assemble and check a :class:`Corruption` (domain from ``domain``, else the domains file)."""
@@ -360,6 +368,11 @@ def build_corruption(
         raise CorruptionError(
             f"corruption {name!r}: similarity_class must be one of {SIMILARITY_CLASSES} or null, "
             f"not {similarity_class!r}"
+        )
+    if category not in (*CORRUPTION_CATEGORIES, OTHER_CATEGORY):
+        raise CorruptionError(
+            f"corruption {name!r}: category must be one of "
+            f"{(*CORRUPTION_CATEGORIES, OTHER_CATEGORY)}, not {category!r}"
         )
     calibrated = calibrated_domains().get(name, {})
     given = dict(domain or {})
@@ -385,6 +398,7 @@ def build_corruption(
         similarity_class=similarity_class,
         description=description,
         reason=reason,
+        category=category,
         calibration=calibration,
     )
     if imagenet_c is not None:
@@ -400,6 +414,19 @@ def build_corruption(
 def list_corruptions() -> list[str]:
     """Names of all registered corruptions, sorted."""
     return sorted(_REGISTRY)
+
+
+def registered_category(name: str) -> str | None:
+    """The category of the registered corruption ``name``, or None if none is registered."""
+    corruption = _REGISTRY.get(name)
+    return None if corruption is None else corruption.category
+
+
+def unregister_corruption(name: str) -> None:
+    """Remove ``name`` from the registry (a test's own corruption, after the test)."""
+    if name not in _REGISTRY:
+        raise CorruptionError(f"corruption {name!r} is not registered")
+    del _REGISTRY[name]
 
 
 def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corruption:

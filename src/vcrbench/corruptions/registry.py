@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
+from vcrbench.corruptions.values import check_image, check_interval, check_seed, to_uint8
 from vcrbench.errors import CorruptionError, did_you_mean
 from vcrbench.vocab import (
     CORRUPTION_CATEGORIES,
@@ -171,11 +172,11 @@ class Corruption:
 
         The seed initialises a local PCG64 generator: no global random state is read or changed.
         """
-        image = _check_image(image, self.name)
+        image = check_image(image, self.name)
         values = self.validate(params, within=within)
-        rng = np.random.Generator(np.random.PCG64(_check_seed(seed, self.name)))
+        rng = np.random.Generator(np.random.PCG64(check_seed(seed, self.name)))
         out = self.function(image, values, rng)
-        return _to_uint8(out, image.shape, self.name)
+        return to_uint8(out, image.shape, self.name)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling)."""
@@ -219,7 +220,7 @@ class Corruption:
                     f"corruption {self.name!r}: domain override for unknown parameter {key!r}; "
                     f"its parameters are {self.param_names}"
                 )
-            new[key] = _check_interval(self.name, key, value, self._param(key).limits)
+            new[key] = check_interval(self.name, key, value, self._param(key).limits)
         return replace(self, domain=new, reason=reason or self.reason, calibration={})
 
     def _param(self, name: str) -> Param:
@@ -238,62 +239,6 @@ class Corruption:
             "similarity_class": self.similarity_class,
             "reason": self.reason,
         }
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _check_image(image: np.ndarray, name: str) -> np.ndarray:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
-        got = type(image).__name__ if not isinstance(image, np.ndarray) else image.dtype
-        raise CorruptionError(f"corruption {name!r}: expected a uint8 image, got {got}")
-    if image.ndim != 3 or image.shape[2] != 3 or min(image.shape[:2]) < 1:
-        raise CorruptionError(
-            f"corruption {name!r}: expected an HxWx3 RGB image, got shape {image.shape}"
-        )
-    return np.ascontiguousarray(image)
-
-
-def _check_seed(seed: int, name: str) -> int:
-    if isinstance(seed, bool | float) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise CorruptionError(
-            f"corruption {name!r}: seed must be a non-negative integer, not {seed!r}"
-        )
-    return int(seed)
-
-
-def _to_uint8(out: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
-    out = np.asarray(out)
-    if out.shape != shape:
-        raise CorruptionError(
-            f"corruption {name!r} returned an image of shape {out.shape}, expected {shape}"
-        )
-    if out.dtype == np.uint8:
-        return np.ascontiguousarray(out)
-    if not np.all(np.isfinite(out)):
-        raise CorruptionError(f"corruption {name!r} returned non-finite pixel values")
-    # Round, not truncate: truncation (imagecorruptions' np.uint8(x)) darkens by 0.5 on average
-    # and turns the identity into a visible change.
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
-
-
-def _check_interval(name: str, key: str, value, limits: tuple[float, float]) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} must be [low, high], got {value!r}"
-        ) from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} must be finite with low <= high, got {value!r}"
-        )
-    if lo < limits[0] or hi > limits[1]:
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} [{lo}, {hi}] leaves the parameter's valid "
-            f"range [{limits[0]}, {limits[1]}]"
-        )
-    return (lo, hi)
 
 
 # --------------------------------------------------------------------------- the registry
@@ -379,9 +324,9 @@ def build_corruption(
     dom, reason, calibration = {}, "", {}
     for p in params:
         if p.name in given:
-            dom[p.name] = _check_interval(name, p.name, given[p.name], p.limits)
+            dom[p.name] = check_interval(name, p.name, given[p.name], p.limits)
         elif p.name in calibrated.get("domain", {}):
-            dom[p.name] = _check_interval(name, p.name, calibrated["domain"][p.name], p.limits)
+            dom[p.name] = check_interval(name, p.name, calibrated["domain"][p.name], p.limits)
             reason, calibration = calibrated.get("reason", ""), calibrated.get("measured", {})
         else:
             raise CorruptionError(f"corruption {name!r}: no domain given for parameter {p.name!r}")
@@ -506,7 +451,7 @@ def _user_corruption(name: str, options: Mapping[str, Any]) -> Corruption:
         raise CorruptionError(f"corruption {name!r}: identity for unknown parameter(s) {unknown}")
     params = []
     for key, interval in domain.items():
-        lo, hi = _check_interval(name, key, interval, (-math.inf, math.inf))
+        lo, hi = check_interval(name, key, interval, (-math.inf, math.inf))
         params.append(Param(key, float(identity.get(key, lo)), doc="user parameter"))
     corruption = build_corruption(
         name,

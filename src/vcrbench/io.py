@@ -469,27 +469,6 @@ def encode_image(image: np.ndarray) -> bytes:
     return np.ascontiguousarray(image).tobytes()
 
 
-def decode_image(data: bytes, height: int, width: int) -> np.ndarray:
-    """Inverse of :func:`encode_image`."""
-    arr = np.frombuffer(data, dtype=np.uint8)
-    if arr.size != height * width * 3:
-        raise ValueError(
-            f"image bytes hold {arr.size} values, expected {height}x{width}x3 = {height * width * 3}"
-        )
-    return arr.reshape(height, width, 3)
-
-
-def decode_images(df: pd.DataFrame) -> np.ndarray:
-    """Stack the ``image`` column of a shard (rows of equal size) into an NxHxWx3 uint8 array."""
-    if len(df) == 0:
-        return np.zeros((0, 0, 0, 3), dtype=np.uint8)
-    heights, widths = df["height"].to_numpy(), df["width"].to_numpy()
-    if (heights != heights[0]).any() or (widths != widths[0]).any():
-        raise ValueError("images of different sizes cannot be stacked")
-    buf = b"".join(df["image"].tolist())
-    return np.frombuffer(buf, dtype=np.uint8).reshape(len(df), int(heights[0]), int(widths[0]), 3)
-
-
 def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """``sha256:<hex>`` of a file's bytes (read in chunks: memory stays bounded)."""
     digest = hashlib.sha256()

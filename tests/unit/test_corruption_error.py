@@ -5,13 +5,14 @@ import pandas as pd
 import pytest
 
 from vcrbench import io
-from vcrbench.corruptions import get_corruption, list_corruptions
-from vcrbench.errors import TableError
+from vcrbench.corruptions import Param, build_corruption, get_corruption, list_corruptions
+from vcrbench.errors import CorruptionError, TableError
 from vcrbench.tables import corruption_error as ce
 from vcrbench.vocab import (
     CATEGORY_COLUMNS,
     CORRUPTION_CATEGORIES,
     IMAGENET_C_BENCHMARK,
+    IMAGENET_C_BENCHMARK_CATEGORY,
     IMAGENET_C_MCE_COLUMNS,
 )
 
@@ -53,6 +54,18 @@ def test_categories_follow_imagenet_c_and_the_registry_declares_them():
     assert ce.category("my_own_corruption") == "other"
     for name in list_corruptions():
         assert get_corruption(name).category in (*CORRUPTION_CATEGORIES, "other")
+        assert ce.category(name) == get_corruption(name).category
+        # a benchmark corruption is registered with the category ImageNet-C gives it
+        if name in IMAGENET_C_BENCHMARK_CATEGORY:
+            assert get_corruption(name).category == IMAGENET_C_BENCHMARK_CATEGORY[name], name
+
+
+def test_a_corruption_category_is_checked_where_it_is_registered():
+    with pytest.raises(CorruptionError, match="category must be one of"):
+        build_corruption(
+            "odd", lambda im, p, rng: im, [Param("s", 0.0)], source="user",
+            domain={"s": [0, 1]}, category="smudge",
+        )  # fmt: skip
 
 
 def accuracy_rows(model, corruption, accs, space="imagenet1k"):

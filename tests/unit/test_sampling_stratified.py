@@ -158,14 +158,13 @@ def test_paper_config_draws_motion_blur_with_the_toolbox_line_kernel(clean_set):
     import yaml
 
     from tests.support.shipped import REPO
-    from vcrbench.vocab import CORRUPTION_CATEGORY
 
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     assert {"motion_blur", "motion_blur_line"} <= set(paper["corruptions"])
     assert paper["sampling"]["domain_set"] == "paper"
     options = plan_config.corruption_options(paper, "motion_blur_line")
     c = get_corruption("motion_blur_line", options)
-    assert c.domain["ksize"] == (3.0, 49.0) and CORRUPTION_CATEGORY[c.name] == "blur"
+    assert c.domain["ksize"] == (3.0, 49.0) and c.category == "blur"
     m = sampling.make_manifest(c, clean_set, 20, 20, seed=0, mode="parameter-uniform")
     assert m["param.ksize"].between(3.0, 49.0).all() and m["param.ksize"].std() > 5
 

@@ -49,7 +49,7 @@ def test_shard_schema_and_dv_on_the_written_pixels(tmp_path, clean_set, noise, m
         assert shard[col].tolist() == rows[col].tolist()
     assert (shard["corruption"] == "gaussian_noise").all()
     assert (shard["height"] == 72).all() and (shard["width"] == 72).all()
-    images = io.decode_images(shard)
+    images = io.images_from_table(io.read_table(path))
     clean = clean_set.images(shard["image_id"].tolist())
     vif, dv = delta_v(clean, images)
     np.testing.assert_array_equal(shard["vif"], vif)

@@ -25,6 +25,8 @@ from vcrbench.corruptions.registry import (
     list_corruptions,
     load_function,
     register_corruption,
+    registered_category,
+    unregister_corruption,
 )
 
 __all__ = [
@@ -39,4 +41,6 @@ __all__ = [
     "list_corruptions",
     "load_function",
     "register_corruption",
+    "registered_category",
+    "unregister_corruption",
 ]

@@ -56,6 +56,7 @@ def _odd_interpolated(
 @register_corruption(
     "blur",
     source="albumentations",
+    category="blur",
     params=[Param("ksize", 1.0, (1.0, 501.0), "box kernel size in pixels (1 = identity)")],
     similarity_class="blur",
 )
@@ -67,6 +68,7 @@ def blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) ->
 @register_corruption(
     "median_blur",
     source="albumentations",
+    category="blur",
     params=[Param("ksize", 1.0, (1.0, 501.0), "median window size in pixels (1 = identity)")],
     similarity_class="blur",
 )
@@ -114,6 +116,7 @@ _LINE_ENDS = ("x0", "y0", "x1", "y1")
 @register_corruption(
     "motion_blur_line",
     source="albumentations",
+    category="blur",
     params=[
         Param("ksize", 1.0, (1.0, 501.0), "kernel size in pixels (1 = identity)"),
         *(

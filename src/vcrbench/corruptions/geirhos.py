@@ -32,6 +32,7 @@ def grey_low_contrast(image: np.ndarray, contrast: float = CONTRAST) -> np.ndarr
 @register_corruption(
     "uniform_noise",
     source="geirhos2018",
+    category="noise",
     params=[Param("width", 0.0, (0.0, 10.0), "noise is U[−width, width) on the [0, 1] scale")],
     similarity_class="noise",
 )

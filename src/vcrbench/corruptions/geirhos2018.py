@@ -90,6 +90,7 @@ def _to_rgb(values: np.ndarray) -> np.ndarray:
 @register_corruption(
     "geirhos_contrast",
     source=SOURCE,
+    category="digital",
     params=[
         Param(
             "contrast",

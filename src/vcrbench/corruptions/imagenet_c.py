@@ -46,6 +46,7 @@ INF = math.inf
 @register_corruption(
     "gaussian_noise",
     source="imagenet-c",
+    category="noise",
     params=[Param("sigma", 0.0, (0.0, INF), "standard deviation of additive noise on [0, 1]")],
     imagenet_c=[{"sigma": s} for s in (0.08, 0.12, 0.18, 0.26, 0.38)],
     similarity_class="noise",
@@ -61,6 +62,7 @@ def gaussian_noise(
 @register_corruption(
     "shot_noise",
     source="imagenet-c",
+    category="noise",
     params=[Param("photons", INF, (1e-6, INF), "Poisson rate scale; larger is milder", "log")],
     imagenet_c=[{"photons": c} for c in (60, 25, 12, 5, 3)],
     similarity_class="noise",
@@ -75,6 +77,7 @@ def shot_noise(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generat
 @register_corruption(
     "impulse_noise",
     source="imagenet-c",
+    category="noise",
     params=[Param("amount", 0.0, (0.0, 1.0), "fraction of values set to 0 or 1 (salt & pepper)")],
     imagenet_c=[{"amount": a} for a in (0.03, 0.06, 0.09, 0.17, 0.27)],
     similarity_class="noise",
@@ -117,6 +120,7 @@ def gaussian_filter(x: np.ndarray, sigma: float) -> np.ndarray:
 @register_corruption(
     "gaussian_blur",
     source="imagenet-c",
+    category="blur",
     params=[Param("sigma", 0.0, (0.0, INF), "standard deviation of the Gaussian in pixels")],
     imagenet_c=[{"sigma": s} for s in (1, 2, 3, 4, 6)],
     similarity_class="blur",
@@ -156,6 +160,7 @@ def defocus_kernel(radius: float, alias_blur: float) -> np.ndarray:
 @register_corruption(
     "defocus_blur",
     source="imagenet-c",
+    category="blur",
     params=[
         Param("radius", 0.0, (0.0, 100.0), "disk radius in pixels (continuous, see module doc)"),
         Param("alias_blur", 0.1, (0.01, 10.0), "σ of the Gaussian that anti-aliases the disk"),
@@ -221,6 +226,7 @@ def glass_moves(
 @register_corruption(
     "glass_blur",
     source="imagenet-c",
+    category="blur",
     params=[
         Param("sigma", 0.0, (0.0, INF), "σ of the Gaussian blur before and after the moves"),
         Param("max_delta", 0.0, (0.0, 50.0), "largest pixel displacement (continuous)"),
@@ -259,6 +265,7 @@ def motion_kernel(radius: float, sigma: float) -> np.ndarray:
 @register_corruption(
     "motion_blur",
     source="imagenet-c",
+    category="blur",
     params=[
         Param("radius", 0.0, (0.0, 100.0), "blur length is 2·radius + 1 pixels (continuous)"),
         Param("sigma", 0.0, (0.0, INF), "σ of the Gaussian weights along the motion"),
@@ -303,6 +310,7 @@ def motion_blur_at(image: np.ndarray, radius: float, sigma: float, angle: float)
 @register_corruption(
     "brightness",
     source="imagenet-c",
+    category="weather",
     params=[Param("delta", 0.0, (0.0, 1.0), "added to V (HSV, [0, 1] scale)")],
     imagenet_c=[{"delta": d} for d in (0.1, 0.2, 0.3, 0.4, 0.5)],
 )
@@ -358,6 +366,7 @@ def _frost_rescaled(index: int, height: int, width: int) -> np.ndarray:
 @register_corruption(
     "frost",
     source="imagenet-c",
+    category="weather",
     params=[
         Param("image_weight", 1.0, (0.0, 2.0), "weight of the image"),
         Param("frost_weight", 0.0, (0.0, 2.0), "weight of the frost layer"),

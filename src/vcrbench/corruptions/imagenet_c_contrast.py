@@ -26,6 +26,7 @@ SEVERITIES = (0.4, 0.3, 0.2, 0.1, 0.05)
 @register_corruption(
     "contrast",
     source="imagenet-c",
+    category="digital",
     params=[
         Param(
             "c",

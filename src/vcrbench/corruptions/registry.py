@@ -26,8 +26,14 @@ from typing import Any
 import numpy as np
 
 from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
+from vcrbench.corruptions.values import check_image, check_interval, check_seed, to_uint8
 from vcrbench.errors import CorruptionError, did_you_mean
-from vcrbench.vocab import CORRUPTION_CATEGORY, DEFAULT_DOMAIN_SET, OTHER_CATEGORY, param_column
+from vcrbench.vocab import (
+    CORRUPTION_CATEGORIES,
+    DEFAULT_DOMAIN_SET,
+    OTHER_CATEGORY,
+    param_column,
+)
 
 #: Similarity classes of docs/method.md §6: human data of one member may serve the whole class.
 #: ``contrast`` (ImageNet-C's and Geirhos et al.'s contrast reduction) is VCR-Bench's, not the
@@ -91,6 +97,9 @@ class Corruption:
         The five ImageNet-C severities as parameter dicts, or None.
     similarity_class:
         ``"noise"``, ``"blur"`` or None (docs/method.md §6).
+    category:
+        ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
+        belongs to one, else ``"other"`` (the by-category tables, docs/figures.md).
     """
 
     name: str
@@ -103,12 +112,7 @@ class Corruption:
     description: str = ""
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def category(self) -> str:
-        """ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
-        belongs to one (:data:`vcrbench.vocab.CORRUPTION_CATEGORY`), else ``"other"``."""
-        return CORRUPTION_CATEGORY.get(self.name, OTHER_CATEGORY)
+    category: str = OTHER_CATEGORY
 
     @property
     def param_names(self) -> list[str]:
@@ -168,11 +172,11 @@ class Corruption:
 
         The seed initialises a local PCG64 generator: no global random state is read or changed.
         """
-        image = _check_image(image, self.name)
+        image = check_image(image, self.name)
         values = self.validate(params, within=within)
-        rng = np.random.Generator(np.random.PCG64(_check_seed(seed, self.name)))
+        rng = np.random.Generator(np.random.PCG64(check_seed(seed, self.name)))
         out = self.function(image, values, rng)
-        return _to_uint8(out, image.shape, self.name)
+        return to_uint8(out, image.shape, self.name)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling)."""
@@ -216,7 +220,7 @@ class Corruption:
                     f"corruption {self.name!r}: domain override for unknown parameter {key!r}; "
                     f"its parameters are {self.param_names}"
                 )
-            new[key] = _check_interval(self.name, key, value, self._param(key).limits)
+            new[key] = check_interval(self.name, key, value, self._param(key).limits)
         return replace(self, domain=new, reason=reason or self.reason, calibration={})
 
     def _param(self, name: str) -> Param:
@@ -237,62 +241,6 @@ class Corruption:
         }
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _check_image(image: np.ndarray, name: str) -> np.ndarray:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
-        got = type(image).__name__ if not isinstance(image, np.ndarray) else image.dtype
-        raise CorruptionError(f"corruption {name!r}: expected a uint8 image, got {got}")
-    if image.ndim != 3 or image.shape[2] != 3 or min(image.shape[:2]) < 1:
-        raise CorruptionError(
-            f"corruption {name!r}: expected an HxWx3 RGB image, got shape {image.shape}"
-        )
-    return np.ascontiguousarray(image)
-
-
-def _check_seed(seed: int, name: str) -> int:
-    if isinstance(seed, bool | float) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise CorruptionError(
-            f"corruption {name!r}: seed must be a non-negative integer, not {seed!r}"
-        )
-    return int(seed)
-
-
-def _to_uint8(out: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
-    out = np.asarray(out)
-    if out.shape != shape:
-        raise CorruptionError(
-            f"corruption {name!r} returned an image of shape {out.shape}, expected {shape}"
-        )
-    if out.dtype == np.uint8:
-        return np.ascontiguousarray(out)
-    if not np.all(np.isfinite(out)):
-        raise CorruptionError(f"corruption {name!r} returned non-finite pixel values")
-    # Round, not truncate: truncation (imagecorruptions' np.uint8(x)) darkens by 0.5 on average
-    # and turns the identity into a visible change.
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
-
-
-def _check_interval(name: str, key: str, value, limits: tuple[float, float]) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} must be [low, high], got {value!r}"
-        ) from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} must be finite with low <= high, got {value!r}"
-        )
-    if lo < limits[0] or hi > limits[1]:
-        raise CorruptionError(
-            f"corruption {name!r}: domain of {key!r} [{lo}, {hi}] leaves the parameter's valid "
-            f"range [{limits[0]}, {limits[1]}]"
-        )
-    return (lo, hi)
-
-
 # --------------------------------------------------------------------------- the registry
 
 _REGISTRY: dict[str, Corruption] = {}
@@ -306,6 +254,7 @@ def register_corruption(
     domain: Mapping[str, Sequence[float]] | None = None,
     imagenet_c: Sequence[Mapping[str, float]] | None = None,
     similarity_class: str | None = None,
+    category: str = OTHER_CATEGORY,
     description: str = "",
     function: CorruptionFunction | None = None,
     replace_existing: bool = False,
@@ -313,8 +262,10 @@ def register_corruption(
     """Register a corruption; use as a decorator, or pass ``function=`` to register directly.
 
     ``domain`` defaults to the calibrated domain in the domains file (built-ins) and must be given
-    for any parameter that file does not list. Returns the function (decorator form) or the
-    :class:`Corruption` (direct form).
+    for any parameter that file does not list. ``category`` is ImageNet-C's category the
+    corruption belongs to (:data:`~vcrbench.vocab.CORRUPTION_CATEGORIES`), else ``"other"``.
+    Returns the function (decorator form) or the :class:`Corruption` (direct form). Everything
+    about a corruption is given here (docs/architecture.md, "Add a corruption").
     """
 
     def register(fn: CorruptionFunction):
@@ -328,6 +279,7 @@ def register_corruption(
             domain=domain,
             imagenet_c=imagenet_c,
             similarity_class=similarity_class,
+            category=category,
             description=description or (inspect.getdoc(fn) or "").split("\n\n")[0],
         )
         _REGISTRY[name] = corruption
@@ -347,6 +299,7 @@ def build_corruption(
     domain: Mapping[str, Sequence[float]] | None = None,
     imagenet_c: Sequence[Mapping[str, float]] | None = None,
     similarity_class: str | None = None,
+    category: str = OTHER_CATEGORY,
     description: str = "",
 ) -> Corruption:
     """Assemble and check a :class:`Corruption` (domain from ``domain``, else the domains file)."""
@@ -361,14 +314,19 @@ def build_corruption(
             f"corruption {name!r}: similarity_class must be one of {SIMILARITY_CLASSES} or null, "
             f"not {similarity_class!r}"
         )
+    if category not in (*CORRUPTION_CATEGORIES, OTHER_CATEGORY):
+        raise CorruptionError(
+            f"corruption {name!r}: category must be one of "
+            f"{(*CORRUPTION_CATEGORIES, OTHER_CATEGORY)}, not {category!r}"
+        )
     calibrated = calibrated_domains().get(name, {})
     given = dict(domain or {})
     dom, reason, calibration = {}, "", {}
     for p in params:
         if p.name in given:
-            dom[p.name] = _check_interval(name, p.name, given[p.name], p.limits)
+            dom[p.name] = check_interval(name, p.name, given[p.name], p.limits)
         elif p.name in calibrated.get("domain", {}):
-            dom[p.name] = _check_interval(name, p.name, calibrated["domain"][p.name], p.limits)
+            dom[p.name] = check_interval(name, p.name, calibrated["domain"][p.name], p.limits)
             reason, calibration = calibrated.get("reason", ""), calibrated.get("measured", {})
         else:
             raise CorruptionError(f"corruption {name!r}: no domain given for parameter {p.name!r}")
@@ -385,6 +343,7 @@ def build_corruption(
         similarity_class=similarity_class,
         description=description,
         reason=reason,
+        category=category,
         calibration=calibration,
     )
     if imagenet_c is not None:
@@ -400,6 +359,19 @@ def build_corruption(
 def list_corruptions() -> list[str]:
     """Names of all registered corruptions, sorted."""
     return sorted(_REGISTRY)
+
+
+def registered_category(name: str) -> str | None:
+    """The category of the registered corruption ``name``, or None if none is registered."""
+    corruption = _REGISTRY.get(name)
+    return None if corruption is None else corruption.category
+
+
+def unregister_corruption(name: str) -> None:
+    """Remove ``name`` from the registry (a test's own corruption, after the test)."""
+    if name not in _REGISTRY:
+        raise CorruptionError(f"corruption {name!r} is not registered")
+    del _REGISTRY[name]
 
 
 def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corruption:
@@ -479,7 +451,7 @@ def _user_corruption(name: str, options: Mapping[str, Any]) -> Corruption:
         raise CorruptionError(f"corruption {name!r}: identity for unknown parameter(s) {unknown}")
     params = []
     for key, interval in domain.items():
-        lo, hi = _check_interval(name, key, interval, (-math.inf, math.inf))
+        lo, hi = check_interval(name, key, interval, (-math.inf, math.inf))
         params.append(Param(key, float(identity.get(key, lo)), doc="user parameter"))
     corruption = build_corruption(
         name,

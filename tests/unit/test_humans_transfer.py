@@ -10,11 +10,28 @@ from vcrbench.humans.transfer import (
     resolve_all,
     resolve_reference,
 )
+from vcrbench.plan.humans import reference_of, references_of
 
-REFS = {
+ENTRIES = {
     "geirhos2018-noise": {"kind": "geirhos2018", "experiment": "noise"},
     "geirhos2018-lowpass": {"kind": "geirhos2018", "experiment": "lowpass"},
 }
+#: reference name -> the corruption its trials hold, as the plan layer passes them
+REFS = {name: ref.corruption for name, ref in references_of(ENTRIES).items()}
+
+
+def test_the_plan_reads_each_entry_into_a_typed_reference():
+    assert REFS == {"geirhos2018-noise": "uniform_noise", "geirhos2018-lowpass": "geirhos_lowpass"}
+    ref = reference_of("mine", {"kind": "trials", "path": "x.csv", "corruption": "gaussian_blur"})
+    assert (ref.name, ref.corruption, ref.path, ref.is_geirhos) == (
+        "mine",
+        "gaussian_blur",
+        "x.csv",
+        False,
+    )
+    noise = reference_of("n", ENTRIES["geirhos2018-noise"])
+    assert noise.is_geirhos and noise.experiment == "noise" and noise.root is None
+    assert noise.entry == ENTRIES["geirhos2018-noise"]
 
 
 @pytest.mark.parametrize(
@@ -37,7 +54,7 @@ def test_defaults(corruption, expected):
 
 
 def test_own_data_wins_over_class():
-    refs = {**REFS, "mine": {"kind": "trials", "path": "x.csv", "corruption": "gaussian_blur"}}
+    refs = {**REFS, "mine": "gaussian_blur"}
     assert resolve_reference("gaussian_blur", refs) == ("mine", "own")
     # a second blur reference makes the choice for other blur members ambiguous
     with pytest.raises(
@@ -89,7 +106,7 @@ def test_user_corruption_declares_its_class():
 )
 def test_bad_reference_entries(entry, fragment):
     with pytest.raises(HumanReferenceError, match=fragment.replace(".", r"\.")):
-        resolve_reference("blur", {**REFS, "bad": entry})
+        reference_of("bad", entry)
 
 
 def test_resolve_all():

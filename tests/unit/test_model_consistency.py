@@ -9,7 +9,7 @@ import pytest
 from vcrbench import consistency, io
 from vcrbench.errors import LabelSpaceError
 from vcrbench.kappa import error_consistency
-from vcrbench.vocab import decision_columns, resolve_label_spaces
+from vcrbench.vocab import decision_columns, resolve_label_spaces, table_label_space
 
 
 def _predictions(path, correct, dv, label16=None):
@@ -98,3 +98,10 @@ def test_the_resolver_gives_each_label_space_its_columns():
         "imagenet1k",
         "geirhos16",
     ]
+
+
+def test_a_tables_dataset_label_space_is_the_first_that_is_not_the_human_one():
+    assert table_label_space(["geirhos16", "cub200", "geirhos16"]) == "cub200"
+    assert table_label_space(["imagenet1k", "geirhos16"]) == "imagenet1k"
+    assert table_label_space(["geirhos16"]) == "geirhos16"
+    assert table_label_space([]) == ""

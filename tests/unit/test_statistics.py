@@ -245,6 +245,7 @@ def test_evaluate_writes_paired_replicates_and_differences(tmp_path):
 def test_full_signal_anchor_is_data_at_zero():
     from vcrbench.humans import stages
     from vcrbench.humans.geirhos import reader
+    from vcrbench.plan.humans import reference_of
 
     full = reader.full_signal_trials("humans")
     assert len(full) == 1920 and set(full["condition"]) == {"cr"}
@@ -259,8 +260,10 @@ def test_full_signal_anchor_is_data_at_zero():
         hcurves.accuracy_anchor(trials, "full-signal", None)
     # without data at Δv = 0, auto falls back to the least-manipulated condition (and the support
     # then leaves [0, lo] out); a geirhos2018 reference always has its lab's full signal
-    assert stages.full_signal_trials({"kind": "trials", "path": "x"}) is None
-    assert len(stages.full_signal_trials({"kind": "geirhos2018", "experiment": "noise"})) == 1920
+    mine = reference_of("m", {"kind": "trials", "path": "x", "corruption": "blur"})
+    assert stages.full_signal_trials(mine) is None
+    noise = reference_of("n", {"kind": "geirhos2018", "experiment": "noise"})
+    assert len(stages.full_signal_trials(noise)) == 1920
 
 
 def test_small_sample_factor_and_widening():

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from vcrbench import logs
 from vcrbench.humans import stages
-from vcrbench.plan import job
+from vcrbench.humans.curves import HumanFit
+from vcrbench.plan import humans, job
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)
@@ -13,10 +14,7 @@ with job.run(snakemake):
         snakemake.input.trials,
         snakemake.input.conditions,
         Path(snakemake.output[0]).parent,
-        reference_name=snakemake.wildcards.reference,
-        settings=p.settings,
+        reference=humans.reference_of(snakemake.wildcards.reference, p.entry),
+        fit=HumanFit(p.settings, p.anchor, p.placement),
         seed=p.seed,
-        anchor=p.anchor,
-        placement=p.placement,
-        ref_cfg=p.entry,
     )

@@ -7,12 +7,13 @@ Rule ``geirhos_dnn_table``: the ImageNet networks on every experiment; rule
 from pathlib import Path
 
 from vcrbench import logs
-from vcrbench.humans import stages
-from vcrbench.plan import job
+from vcrbench.humans.curves import HumanFit
+from vcrbench.humans.geirhos import stages
+from vcrbench.plan import humans, job
 
 TABLES = {
-    "geirhos_dnn_table": stages.geirhos_dnn_table,
-    "geirhos_trained_table": stages.geirhos_trained,
+    "geirhos_dnn_table": stages.dnn_table,
+    "geirhos_trained_table": stages.trained_table,
 }
 
 with job.run(snakemake):
@@ -20,13 +21,11 @@ with job.run(snakemake):
     p = snakemake.params
     refs = list(p.references)
     TABLES[snakemake.rule](
-        p.references,
+        humans.references_of(p.references),
         dict(zip(refs, snakemake.input.conditions, strict=True)),
         {r: Path(c).parent for r, c in zip(refs, snakemake.input.curves, strict=True)},
         snakemake.output[0],
-        settings=p.settings,
+        fit=HumanFit(p.settings, p.anchor, p.placement),
         seed=p.seed,
-        anchor=p.anchor,
-        placement=p.placement,
         metric_range=p.metric_range,
     )

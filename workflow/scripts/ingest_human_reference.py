@@ -1,9 +1,8 @@
 """Trials of one human reference, validated against the human-results schema."""
 
 from vcrbench.humans import stages
-from vcrbench.plan import job
+from vcrbench.plan import humans, job
 
 with job.run(snakemake):
-    stages.ingest_reference(
-        snakemake.wildcards.reference, snakemake.params.entry, snakemake.output[0]
-    )
+    reference = humans.reference_of(snakemake.wildcards.reference, snakemake.params.entry)
+    stages.ingest_reference(reference, snakemake.output[0])

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from vcrbench.figures.layout import legend_columns, with_notes
 from vcrbench.figures.style import Style, new_figure
+from vcrbench.vocab import table_label_space
 
 CLEAN_ROW = "clean images"
 
@@ -21,8 +22,7 @@ CLEAN_ROW = "clean images"
 def defense_figure(table: pd.DataFrame, style: Style) -> Figure:
     """The figure of ``results/tables/defenses.csv`` in the dataset's label space (the first
     label space that is not the 16 human classes, else the first one)."""
-    spaces = list(dict.fromkeys(table["label_space"]))
-    space = next((s for s in spaces if s != "geirhos16"), spaces[0] if spaces else "")
+    space = table_label_space(table["label_space"])
     table = table[table["label_space"] == space]
     corruptions = sorted(table["corruption"].unique())
     models = list(dict.fromkeys(table.sort_values(["undefended", "model"])["model"]))

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from vcrbench.figures.style import Style, new_figure
+from vcrbench.vocab import table_label_space
 
 #: Display names of the release's networks.
 NETWORK_LABELS = {"googlenet": "GoogLeNet", "resnet152": "ResNet-152", "vgg19": "VGG-19"}
@@ -132,8 +133,7 @@ def model_consistency_figure(table: pd.DataFrame, style: Style) -> Figure:
     ``table`` is ``results/tables/model_error_consistency.csv``; each Δv bin is a marker at its
     centre, its area proportional to the number of shared samples (``n``).
     """
-    spaces = list(dict.fromkeys(table["label_space"]))
-    space = next((s for s in spaces if s != "geirhos16"), spaces[0])
+    space = table_label_space(table["label_space"])
     table = table[(table["label_space"] == space) & table["kappa"].notna()]
     corruptions = list(dict.fromkeys(sorted(table["corruption"])))
     ncols = min(3, max(1, len(corruptions)))

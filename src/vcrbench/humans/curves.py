@@ -29,6 +29,7 @@ none, so references built from them have an accuracy curve only.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 
@@ -324,6 +325,31 @@ def human_estimates(
     if "consistency" in properties:
         _consistency(trials, seed, name, common, out, support, skipped)
     return HumanEstimate(curves=out, anchor=anchor_how, support=support, skipped=skipped)
+
+
+@dataclasses.dataclass(frozen=True)
+class HumanFit:
+    """How the curves of a human reference, and of Geirhos' networks against it, are fitted: the
+    config's ``estimation`` block (``settings``, completed with the schema's defaults), its
+    ``humans.anchor`` and ``humans.placement`` (the plan passes them; nothing here defaults)."""
+
+    settings: Mapping
+    anchor: float | str
+    placement: str
+
+    def __post_init__(self):
+        object.__setattr__(
+            self, "settings", config_schema.validate_block("estimation", self.settings)
+        )
+
+    def estimate(
+        self, trials: pd.DataFrame, conditions: pd.DataFrame | None, seed: int, **kwargs
+    ) -> HumanEstimate:
+        """:func:`human_estimates` of ``trials`` with these settings, anchor and placement."""
+        return human_estimates(
+            trials, conditions, self.settings, seed, anchor=self.anchor,
+            placement=self.placement, **kwargs,
+        )  # fmt: skip
 
 
 def _consistency(trials, seed, name, common, out, support, skipped) -> None:

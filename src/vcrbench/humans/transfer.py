@@ -13,7 +13,8 @@ corruption declares its own (``corruptions.<name>.similarity_class``). VCR-Bench
 Gaussian blur on the greyscale image, which the paper did not test as such (reports say so through
 ``how = "similarity-class"``).
 
-Config (``humans`` block)::
+The config's ``humans`` block, which :mod:`vcrbench.plan.humans` reads into the arguments here
+(reference name -> the corruption its trials hold; ``assign``)::
 
     humans:
       references:                       # name -> where the trials come from
@@ -34,11 +35,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vcrbench.errors import HumanReferenceError
-from vcrbench.humans.geirhos.reader import EXPERIMENTS, NOT_PLACEABLE
 
 #: geirhos_lowpass is not a registry corruption; it is Gaussian blur on the greyscale image.
 LOCAL_CLASSES: dict[str, str | None] = {"geirhos_lowpass": "blur"}
-REFERENCE_KINDS = ("geirhos2018", "trials")
 
 
 def declared_classes(corruptions_config: Mapping | None = None) -> dict[str, str | None]:
@@ -58,47 +57,9 @@ def declared_classes(corruptions_config: Mapping | None = None) -> dict[str, str
     return out
 
 
-def reference_corruption(name: str, ref_cfg: Mapping) -> str:
-    """The corruption whose trials a reference holds (``humans.references.<name>.corruption``).
-
-    For ``kind: geirhos2018`` it defaults to the experiment's manipulation (``uniform_noise``,
-    ``geirhos_lowpass``, ``geirhos_contrast``, …); for ``kind: trials`` it is required. Rotation
-    and eidolon cannot be placed on the Δv axis: asking for them raises, saying why.
-    """
-    key = f"humans.references.{name}"
-    if not isinstance(ref_cfg, Mapping):
-        raise HumanReferenceError(f"config key '{key}': must be a mapping, got {ref_cfg!r}")
-    kind = ref_cfg.get("kind")
-    if kind not in REFERENCE_KINDS:
-        raise HumanReferenceError(
-            f"config key '{key}.kind': {kind!r} is not one of {', '.join(REFERENCE_KINDS)}"
-        )
-    if kind == "geirhos2018":
-        exp = ref_cfg.get("experiment")
-        if exp in NOT_PLACEABLE:
-            raise HumanReferenceError(
-                f"config key '{key}.experiment': Geirhos experiment {exp!r} cannot be a human "
-                f"reference on the Δv axis: {NOT_PLACEABLE[exp]}"
-            )
-        if exp not in EXPERIMENTS:
-            raise HumanReferenceError(
-                f"config key '{key}.experiment': {exp!r} is not one of {', '.join(EXPERIMENTS)}"
-            )
-        return str(ref_cfg.get("corruption") or EXPERIMENTS[exp].corruption)
-    corruption = ref_cfg.get("corruption")
-    if not corruption:
-        raise HumanReferenceError(
-            f"config key '{key}.corruption': required for kind 'trials' (the corruption the "
-            "participants saw)"
-        )
-    if not ref_cfg.get("path"):
-        raise HumanReferenceError(f"config key '{key}.path': required for kind 'trials'")
-    return str(corruption)
-
-
 def resolve_reference(
     corruption: str,
-    references: Mapping[str, Mapping] | None,
+    references: Mapping[str, str] | None,
     assign: Mapping[str, str | None] | None = None,
     classes: Mapping[str, str | None] | None = None,
 ) -> tuple[str | None, str | None]:
@@ -109,8 +70,8 @@ def resolve_reference(
     corruption : str
         The corruption to compare models on.
     references : mapping
-        ``humans.references``: reference name -> entry (``kind``, ``experiment``/``path``,
-        ``corruption``).
+        Reference name -> the corruption its trials hold
+        (:attr:`~vcrbench.humans.references.HumanReference.corruption`).
     assign : mapping, optional
         ``humans.assign``: corruption -> reference name, or None for "no human reference".
     classes : mapping, optional
@@ -128,10 +89,9 @@ def resolve_reference(
         An unknown reference name, an assignment across similarity classes, or several
         candidate references with none assigned; the message names the config key.
     """
-    references = dict(references or {})
+    ref_corr = dict(references or {})
     assign = dict(assign or {})
     classes = dict(classes) if classes is not None else declared_classes()
-    ref_corr = {name: reference_corruption(name, cfg) for name, cfg in references.items()}
     own_class = classes.get(corruption)
 
     if corruption in assign:
@@ -139,10 +99,10 @@ def resolve_reference(
         key = f"humans.assign.{corruption}"
         if name is None or name == "none":
             return None, None
-        if name not in references:
+        if name not in ref_corr:
             raise HumanReferenceError(
                 f"config key '{key}': unknown human reference {name!r}; defined in "
-                f"humans.references: {', '.join(sorted(references)) or '(none)'}"
+                f"humans.references: {', '.join(sorted(ref_corr)) or '(none)'}"
             )
         if ref_corr[name] == corruption:
             return name, "own"
@@ -176,7 +136,7 @@ def resolve_reference(
 
 def resolve_all(
     corruptions: list[str],
-    references: Mapping[str, Mapping] | None,
+    references: Mapping[str, str] | None,
     assign: Mapping[str, str | None] | None = None,
     corruptions_config: Mapping | None = None,
 ) -> dict[str, tuple[str | None, str | None]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from vcrbench.errors import ConfigError
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
-from vcrbench.vocab import DATASET_LABEL_SPACE, DEFAULT_DOMAIN_SET, shard_id
+from vcrbench.vocab import DEFAULT_DOMAIN_SET, resolve_label_space, shard_id
 
 
 def canonical(obj):
@@ -195,10 +195,12 @@ def model_entries(config: Mapping) -> dict[str, dict]:
             raise ConfigError(f"config key 'retrain': model name {name!r} is already in models")
         entries[name] = entry
     for entry in entries.values():
-        if entry.get("label_space") == DATASET_LABEL_SPACE:
+        if "label_space" in entry:
             # `label_space: dataset`: the head predicts the dataset's classes (CLIP builds its
             # zero-shot head from their names), whatever the dataset's label space is.
-            entry["label_space"] = config["dataset"]["label_space"]
+            entry["label_space"] = resolve_label_space(
+                entry["label_space"], config["dataset"]["label_space"]
+            )
     return entries
 
 

@@ -1,7 +1,8 @@
-"""The ``humans`` block: which human reference each corruption uses, which references a run needs,
-and the settings of each reference's stages. Defaults come from the schema (the shipped Geirhos et
-al. 2018 noise and low-pass references); the resolution rules are
-:mod:`vcrbench.humans.transfer`'s (own data, else a member of the similarity class).
+"""The ``humans`` block: each reference's entry read into a typed
+:class:`~vcrbench.humans.references.HumanReference` (:func:`reference_of`), which human reference
+each corruption uses, which references a run needs, and the settings of each reference's stages.
+Defaults come from the schema (the shipped Geirhos et al. 2018 references); the resolution rules
+are :mod:`vcrbench.humans.transfer`'s (own data, else a member of the similarity class).
 """
 
 from __future__ import annotations
@@ -10,7 +11,54 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vcrbench.errors import ConfigError, HumanDataError, HumanReferenceError
-from vcrbench.humans.transfer import declared_classes, reference_corruption, resolve_all
+from vcrbench.humans.geirhos.reader import EXPERIMENTS, NOT_PLACEABLE
+from vcrbench.humans.references import GEIRHOS2018, REFERENCE_KINDS, TRIALS, HumanReference
+from vcrbench.humans.transfer import declared_classes, resolve_all
+
+
+def reference_of(name: str, entry: Mapping) -> HumanReference:
+    """The reference of entry ``humans.references.<name>``.
+
+    Its corruption: for ``kind: geirhos2018`` the entry's ``corruption``, else the experiment's
+    manipulation (``uniform_noise``, ``geirhos_lowpass``, ``geirhos_contrast``, …); for
+    ``kind: trials`` required, with ``path``. Rotation and eidolon cannot be placed on the Δv axis:
+    asking for them raises, saying why; every error names the config key.
+    """
+    key = f"humans.references.{name}"
+    if not isinstance(entry, Mapping):
+        raise HumanReferenceError(f"config key '{key}': must be a mapping, got {entry!r}")
+    kind = entry.get("kind")
+    if kind not in REFERENCE_KINDS:
+        raise HumanReferenceError(
+            f"config key '{key}.kind': {kind!r} is not one of {', '.join(REFERENCE_KINDS)}"
+        )
+    if kind == GEIRHOS2018:
+        exp = entry.get("experiment")
+        if exp in NOT_PLACEABLE:
+            raise HumanReferenceError(
+                f"config key '{key}.experiment': Geirhos experiment {exp!r} cannot be a human "
+                f"reference on the Δv axis: {NOT_PLACEABLE[exp]}"
+            )
+        if exp not in EXPERIMENTS:
+            raise HumanReferenceError(
+                f"config key '{key}.experiment': {exp!r} is not one of {', '.join(EXPERIMENTS)}"
+            )
+        corruption = str(entry.get("corruption") or EXPERIMENTS[exp].corruption)
+        return HumanReference(name, kind, corruption, exp, entry.get("root"), None, entry)
+    corruption = entry.get("corruption")
+    if not corruption:
+        raise HumanReferenceError(
+            f"config key '{key}.corruption': required for kind '{TRIALS}' (the corruption the "
+            "participants saw)"
+        )
+    if not entry.get("path"):
+        raise HumanReferenceError(f"config key '{key}.path': required for kind '{TRIALS}'")
+    return HumanReference(name, kind, str(corruption), None, None, str(entry["path"]), entry)
+
+
+def references_of(entries: Mapping[str, Mapping]) -> dict[str, HumanReference]:
+    """:func:`reference_of` of every entry of ``humans.references`` (``{name: entry}``)."""
+    return {name: reference_of(name, entry) for name, entry in entries.items()}
 
 
 def mapping_options(config: Mapping, reference: str) -> dict:
@@ -26,7 +74,8 @@ def human_references(config: Mapping) -> dict[str, tuple[str | None, str | None]
     """``{corruption: (reference, how)}`` for every configured corruption (None: no reference)."""
     humans = config["humans"]
     corruptions = list(config["corruptions"])
-    return resolve_all(corruptions, humans["references"], humans["assign"], config["corruptions"])
+    held = {n: r.corruption for n, r in references_of(humans["references"]).items()}
+    return resolve_all(corruptions, held, humans["assign"], config["corruptions"])
 
 
 def geirhos_references(config: Mapping) -> list[str]:
@@ -34,7 +83,7 @@ def geirhos_references(config: Mapping) -> list[str]:
     humans = config["humans"]
     if not humans["dnn_table"]:
         return []
-    return sorted(n for n, r in humans["references"].items() if r.get("kind") == "geirhos2018")
+    return sorted(n for n, r in humans["references"].items() if r.get("kind") == GEIRHOS2018)
 
 
 def references_in_use(config: Mapping) -> list[str]:
@@ -46,7 +95,7 @@ def references_in_use(config: Mapping) -> list[str]:
 
 def reference_corruption_of(config: Mapping, reference: str) -> str:
     """The corruption whose trials ``reference`` holds."""
-    return reference_corruption(reference, config["humans"]["references"][reference])
+    return reference_of(reference, config["humans"]["references"][reference]).corruption
 
 
 def reference_info(config: Mapping) -> dict[str, dict]:
@@ -63,11 +112,10 @@ def reference_info(config: Mapping) -> dict[str, dict]:
 def check(config: Mapping) -> None:
     """References, assignments and trial files that cannot be used; the message names the key."""
     try:
-        for name, ref in config["humans"]["references"].items():
-            reference_corruption(name, ref)
-            if ref.get("kind") == "trials" and not Path(ref["path"]).is_file():
+        for name, ref in references_of(config["humans"]["references"]).items():
+            if ref.kind == TRIALS and not Path(ref.path).is_file():
                 raise ConfigError(
-                    f"config key 'humans.references.{name}.path': file {ref['path']} does not exist"
+                    f"config key 'humans.references.{name}.path': file {ref.path} does not exist"
                 )
         human_references(config)
         screening = config["humans"]["screening"]

@@ -39,6 +39,7 @@ from vcrbench.vocab import (
     IMAGENET_C_COLUMNS,
     RESTRICTED_COLUMNS,
     RESTRICTED_CURVE_COLUMNS,
+    resolve_label_spaces,
 )
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def clean_correct(
     where ``zero_shot`` (``{"seen": …, "unseen": …}``) is given. Returns table rows and curves."""
     kwargs = estimation.estimate_kwargs(settings)
     rows, curves = [], []
-    for space in dict.fromkeys(dataset_label_space if s == "dataset" else s for s in label_spaces):
+    for space in resolve_label_spaces(label_spaces, dataset_label_space):
         found = evaluate.decisions(preds, clean, space, dataset_label_space)
         if found is None:
             continue
@@ -272,9 +273,7 @@ def imagenet_c_clean_correct(
             [evaluate.read_prediction_file(f, ["severity"]) for f in files], ignore_index=True
         )
         ref = evaluate.read_prediction_file(clean[model])
-        for space in dict.fromkeys(
-            dataset_label_space if s == "dataset" else s for s in label_spaces
-        ):
+        for space in resolve_label_spaces(label_spaces, dataset_label_space):
             found = evaluate.decisions(preds, ref, space, dataset_label_space, where=str(files[0]))
             if found is None:
                 continue

@@ -49,9 +49,11 @@ Modules:
 - :mod:`~vcrbench.humans.geirhos.reader`: the trials of the experiments placed on the Δv axis in
   the trials schema (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`);
 - :mod:`~vcrbench.humans.geirhos.dnn`, :mod:`~vcrbench.humans.geirhos.trained`: HMRI/MRSI of the
-  ImageNet networks and of the networks trained on distortions against the humans;
+  ImageNet networks and of the networks trained on distortions against the humans (one
+  experiment's humans: :class:`~vcrbench.humans.geirhos.networks.ExperimentHumans`);
 - :mod:`~vcrbench.humans.geirhos.error_consistency`: κ of the networks with the humans per
-  condition on the Δv axis (the formula: :mod:`vcrbench.kappa`).
+  condition on the Δv axis (the formula: :mod:`vcrbench.kappa`);
+- :mod:`~vcrbench.humans.geirhos.stages`: the workflow's entry points of these tables.
 
 Three views of the data:
 

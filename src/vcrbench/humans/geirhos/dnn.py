@@ -12,13 +12,14 @@ condition), and HMRI/MRSI integrate over the humans' Δv support.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from vcrbench import schema as config_schema
-from vcrbench.humans.curves import human_estimates
+from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import reader
+from vcrbench.humans.geirhos.networks import ExperimentHumans, network_anchor
 
 TABLE_COLUMNS = (
     "experiment", "corruption", "network", "A_h", "A_h_lo", "A_h_hi", "R", "R_lo", "R_hi",
@@ -28,44 +29,30 @@ TABLE_COLUMNS = (
 
 
 def dnn_vs_humans(
-    conditions: Mapping[str, pd.DataFrame],
-    settings: Mapping | None = None,
-    seed: int = 0,
+    references: Sequence[ExperimentHumans],
+    fit: HumanFit,
     *,
     networks: Sequence[str] = reader.DNN_OBSERVERS,
-    anchor: float | str = "full-signal",
-    placement: str = "draw",
     dnn_aggregation: str = "mean",
-    humans: Mapping | None = None,
-    supports: Mapping | None = None,
     metric_range: str = "support",
 ) -> pd.DataFrame:
     """The table of HMRI/MRSI (with bootstrap intervals) of each network against the humans.
 
     Parameters
     ----------
-    conditions : mapping
-        Experiment name (``noise``, ``lowpass``) -> its
-        :func:`~vcrbench.humans.mapping.condition_dv` table.
-    settings : mapping
-        The config's ``estimation`` block (see :func:`~vcrbench.humans.curves.human_estimates`).
-    seed : int
-        Root seed (placement draws are shared by humans and networks of one experiment).
+    references : sequence of ExperimentHumans
+        Per experiment (``noise``, ``lowpass``, …) its per-condition Δv table, the reference's
+        placement seed (shared by humans and networks) and the humans' estimate (fitted here
+        where None, or where it records no Δv support).
+    fit : HumanFit
+        Settings, anchor and placement of every curve, humans and networks alike; the anchor is
+        resolved for networks by :func:`~vcrbench.humans.geirhos.networks.network_anchor`
+        (``auto``: each by its own answers on the unmanipulated colour images,
+        :func:`~vcrbench.humans.geirhos.reader.full_signal_trials`).
     networks : sequence
         Which of :data:`~vcrbench.humans.geirhos.reader.DNN_OBSERVERS`.
-    anchor, placement
-        As for :func:`~vcrbench.humans.curves.human_estimates`, for humans and networks alike;
-        ``"full-signal"`` (default) anchors each by its own answers on the unmanipulated colour
-        images (:func:`~vcrbench.humans.geirhos.reader.full_signal_trials`).
     dnn_aggregation : {'mean', 'sum'}
         The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`).
-    humans : mapping, optional
-        Experiment -> the human accuracy :class:`~vcrbench.estimation.Estimate` already fitted
-        (the workflow's reference curve, made with the same ``seed``, settings, anchor and
-        placement); estimated here where missing.
-    supports : mapping, optional
-        Experiment -> the human reference's ``(lo, hi, rule)`` Δv support (from its curves
-        folder); computed here where missing.
     metric_range : {'support', 'full'}
         HMRI/MRSI over the humans' support (default) or all of [0, 1].
 
@@ -74,48 +61,36 @@ def dnn_vs_humans(
     DataFrame
         :data:`TABLE_COLUMNS`, one row per experiment x network; ``R`` is the network's R̂_a.
     """
-    settings = config_schema.validate_block("estimation", settings)
-    full = anchor == "full-signal"
+    fit = dataclasses.replace(fit, anchor=network_anchor(fit.anchor, full_signal=True))
     nets_full = (
         reader.full_signal_trials("dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation)
-        if full
+        if fit.anchor == "full-signal"
         else None
     )
-    fit = {"settings": settings, "seed": seed, "anchor": anchor, "placement": placement}
     rows = []
-    for experiment, cdv in conditions.items():
-        exp = reader.experiment(experiment)
-        est_h, support = _human_reference(experiment, cdv, fit, humans, supports)
+    for ref in references:
+        exp = reader.experiment(ref.experiment)
+        est_h, support = _human_reference(ref, fit)
         dv_range = None if metric_range == "full" else (support[0], support[1])
         all_nets = reader.read_geirhos(
-            experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
+            ref.experiment, "dnns", subjects=list(networks), dnn_aggregation=dnn_aggregation
         )
         for net in networks:
-            est_m = _network_curve(
-                all_nets, nets_full, net, f"geirhos-{experiment}-{net}", cdv, fit
-            )
-            rows.append(_table_row(exp, net, est_h, est_m, settings, dv_range, metric_range))
+            est_m = _network_curve(all_nets, nets_full, net, ref, fit)
+            rows.append(_table_row(exp, net, est_h, est_m, fit.settings, dv_range, metric_range))
     return pd.DataFrame(rows)[list(TABLE_COLUMNS)]
 
 
-def _human_reference(
-    experiment: str,
-    cdv: pd.DataFrame,
-    fit: Mapping,
-    humans: Mapping | None,
-    supports: Mapping | None,
-) -> tuple:
-    """The humans' accuracy curve of ``experiment`` and its Δv support ``(lo, hi, rule)``: as
-    given in ``humans`` and ``supports``, else fitted here (``fit``: settings, seed, anchor and
-    placement)."""
-    est_h = (humans or {}).get(experiment)
-    support = (supports or {}).get(experiment)
+def _human_reference(ref: ExperimentHumans, fit: HumanFit) -> tuple:
+    """The humans' accuracy curve of ``ref``'s experiment and its Δv support ``(lo, hi, rule)``:
+    those of ``ref.humans``, else fitted here with ``fit``."""
+    est_h = ref.humans.curves["accuracy"] if ref.humans is not None else None
+    support = ref.humans.support.get("accuracy") if ref.humans is not None else None
     if est_h is None or support is None:
-        full = fit["anchor"] == "full-signal"
-        fitted = human_estimates(
-            reader.read_geirhos(experiment, "humans"), cdv, fit["settings"], fit["seed"],
-            anchor=fit["anchor"], placement=fit["placement"], properties=("accuracy",),
-            name=f"geirhos-{experiment}-humans",
+        full = fit.anchor == "full-signal"
+        fitted = fit.estimate(
+            reader.read_geirhos(ref.experiment, "humans"), ref.conditions, ref.seed,
+            properties=("accuracy",), name=f"geirhos-{ref.experiment}-humans",
             full_signal=reader.full_signal_trials("humans") if full else None,
         )  # fmt: skip
         est_h = fitted.curves["accuracy"] if est_h is None else est_h
@@ -127,9 +102,8 @@ def _network_curve(
     all_nets: pd.DataFrame,
     nets_full: pd.DataFrame | None,
     net: str,
-    name: str,
-    cdv: pd.DataFrame,
-    fit: Mapping,
+    ref: ExperimentHumans,
+    fit: HumanFit,
 ):
     """Network ``net``'s accuracy curve, fitted from its trials in ``all_nets`` (anchored by its
     trials in ``nets_full`` where given) as the humans' is."""
@@ -137,10 +111,9 @@ def _network_curve(
     net_full = None
     if nets_full is not None:
         net_full = nets_full[nets_full["participant"] == net].reset_index(drop=True)
-    return human_estimates(
-        trials, cdv, fit["settings"], fit["seed"], anchor=fit["anchor"],
-        placement=fit["placement"], groups=None, properties=("accuracy",), name=name,
-        full_signal=net_full,
+    return fit.estimate(
+        trials, ref.conditions, ref.seed, groups=None, properties=("accuracy",),
+        name=f"geirhos-{ref.experiment}-{net}", full_signal=net_full,
     ).curves["accuracy"]  # fmt: skip
 
 

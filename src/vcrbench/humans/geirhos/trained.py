@@ -17,14 +17,15 @@ Rotation (not on the Δv axis) and salt-and-pepper noise (no human data) are lef
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from vcrbench import schema as config_schema
 from vcrbench.humans import geirhos as gd
-from vcrbench.humans.curves import dv_support, human_estimates
+from vcrbench.humans.curves import HumanFit, dv_support
+from vcrbench.humans.geirhos.networks import ExperimentHumans, network_anchor
 from vcrbench.humans.trial_schema import HumanDataError, validate_trials
 
 #: Test experiment of the trained networks -> the lab experiment whose humans it is compared with.
@@ -109,34 +110,38 @@ def read_trained(test: str, networks: list[str] | None = None) -> pd.DataFrame:
 
 
 def trained_vs_humans(
-    conditions: Mapping[str, pd.DataFrame],
-    humans: Mapping,
-    settings: Mapping,
-    seeds: Mapping[str, int],
+    references: Sequence[ExperimentHumans],
+    fit: HumanFit,
     *,
-    anchor: float | str = "zero-condition",
-    placement: str = "draw",
     metric_range: str = "support",
 ) -> pd.DataFrame:
     """The train x test table (:data:`TABLE_COLUMNS`), one row per network and test experiment.
 
-    ``conditions``/``humans``/``seeds``: per human experiment (``noise``, …) its
-    :func:`~vcrbench.humans.mapping.condition_dv` table, the humans' accuracy
-    :class:`~vcrbench.estimation.Estimate` and the placement seed of its reference; test
-    experiments whose human experiment is missing are skipped. ``metric_range="support"``
-    (default) integrates over the Δv range of the test's conditions, ``"full"`` over [0, 1].
+    ``references``: per human experiment (``noise``, …) its
+    :func:`~vcrbench.humans.mapping.condition_dv` table, the placement seed of its reference and
+    the humans' estimate (its accuracy curve); test experiments whose human experiment is missing
+    are skipped. ``fit``: settings, anchor (resolved for networks that never saw unmanipulated
+    images, :func:`~vcrbench.humans.geirhos.networks.network_anchor`) and placement.
+    ``metric_range="support"`` (default) integrates over the Δv range of the test's conditions,
+    ``"full"`` over [0, 1].
     """
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.metrics import compare
 
-    settings = config_schema.validate_block("estimation", settings)
-    level = float(settings["level"])
-    weighting = settings.get("weighting")
+    fit = dataclasses.replace(fit, anchor=network_anchor(fit.anchor, full_signal=False))
+    level = float(fit.settings["level"])
+    weighting = fit.settings.get("weighting")
+    by_experiment = {ref.experiment: ref for ref in references}
     rows = []
     for test, human_exp in HUMAN_EXPERIMENT.items():
-        if human_exp not in conditions:
+        if human_exp not in by_experiment:
             continue
-        est_h, cdv, seed = humans[human_exp], conditions[human_exp], seeds[human_exp]
+        ref = by_experiment[human_exp]
+        if ref.humans is None:
+            raise HumanDataError(
+                f"trained networks on {test!r}: no human estimate of experiment {human_exp!r}"
+            )
+        est_h, cdv = ref.humans.curves["accuracy"], ref.conditions
         trials = read_trained(test, list(NETWORKS))
         # The trained networks never answered unmanipulated images: their curves are anchored by
         # the least-manipulated condition, so HMRI/MRSI integrate only where the test's
@@ -147,9 +152,9 @@ def trained_vs_humans(
         results = {}
         for net in NETWORKS:
             t = trials[trials["participant"] == net].reset_index(drop=True)
-            est_m = human_estimates(
-                t, cdv, settings, seed, anchor=anchor, placement=placement, groups=None,
-                properties=("accuracy",), name=f"geirhos-trained-{test}-{net}",
+            est_m = fit.estimate(
+                t, cdv, ref.seed, groups=None, properties=("accuracy",),
+                name=f"geirhos-trained-{test}-{net}",
             ).curves["accuracy"]  # fmt: skip
             results[net] = compare(est_h, est_m, level=level, weighting=weighting, support=(lo, hi))
         # (B, 2) HMRI and MRSI of the paired replicates, for the change against the baseline

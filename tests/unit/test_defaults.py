@@ -2,9 +2,9 @@
 repeats a config value is listed here with the schema key it repeats, and must equal the schema's
 default; a default that repeats a schema key's value without being listed fails, and so does one
 named like a schema key (``level`` for ``estimation.similarity_level`` too) that is listed nowhere,
-whatever its value: tied (``TIED``, ``CONSTANTS``), derived from a key (``DERIVED``) or another
-quantity (``NOT_SETTINGS``, ``NOT_SETTING_CONSTANTS``, each with its reason). Functions under
-``functools.lru_cache`` are read through the cache.
+whatever its value: tied (``TIED``, ``CONSTANTS``) or another quantity (``NOT_SETTINGS``,
+``NOT_SETTING_CONSTANTS``, each with its reason). Functions under ``functools.lru_cache`` are read
+through the cache.
 
 The workflow passes every setting from the validated config (the plan and the scripts); the
 library's own defaults remain for tests and API users, and this file keeps them from drifting.
@@ -268,18 +268,6 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.consistency:LABEL_SPACES": ("estimation.label_spaces",),
 }
 
-#: Defaults that are a function of a schema key's default: ``"module:function"`` ->
-#: {parameter: (schema key, "module:function" mapping its value, keyword arguments)}.
-DERIVED: dict[str, dict[str, tuple[str, str, dict]]] = {
-    # Geirhos' networks are anchored by what the references' anchor resolves to for them
-    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {
-        "anchor": ("humans.anchor", "vcrbench.humans.stages:network_anchor", {"full_signal": True})
-    },
-    "vcrbench.humans.geirhos.trained:trained_vs_humans": {
-        "anchor": ("humans.anchor", "vcrbench.humans.stages:network_anchor", {"full_signal": False})
-    },
-}
-
 #: Constants named like a schema key that are another quantity: ``"module:CONSTANT"`` -> reason.
 NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.vif:BATCH_SIZE": "images per Δv batch, not the models' inference.batch_size",
@@ -470,30 +458,17 @@ def test_default_constants_equal_the_schema(qualified):
         )
 
 
-@pytest.mark.parametrize("qualified", sorted(DERIVED))
-def test_derived_defaults_follow_the_schema(qualified):
-    params = inspect.signature(_resolve(qualified)).parameters
-    for param, (path, function, kwargs) in DERIVED[qualified].items():
-        expected = _resolve(function)(schema_default(path), **kwargs)
-        assert params[param].default == expected, (
-            f"{qualified}({param}={params[param].default!r}) disagrees with {function} of the "
-            f"schema's {path} ({schema_default(path)!r}): it must be {expected!r}"
-        )
-
-
 def test_every_default_named_like_a_schema_key_is_tied_or_explained(library_defaults):
     leaves = scalar_leaves()
     unexplained = []
     for (qualified, param), default in sorted(library_defaults.items()):
-        listed = {**TIED.get(qualified, {}), **DERIVED.get(qualified, {})}
+        listed = TIED.get(qualified, {})
         if default is None or param in listed or param in NOT_SETTINGS.get(qualified, set()):
             continue  # None: no default, the caller decides
         paths = named_like(param, leaves)
         if paths and not callable(default):
             unexplained.append(f"{qualified}({param}={default!r}) is named like {paths}")
-    assert not unexplained, "tie (TIED, DERIVED) or explain (NOT_SETTINGS):\n" + "\n".join(
-        unexplained
-    )
+    assert not unexplained, "tie (TIED) or explain (NOT_SETTINGS):\n" + "\n".join(unexplained)
 
 
 def test_every_constant_named_like_a_schema_key_is_tied_or_explained(module_constants):

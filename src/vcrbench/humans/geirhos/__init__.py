@@ -118,7 +118,6 @@ from vcrbench.humans.geirhos.store import (
     observer_collection,
     parquet_path,
     raw_frame,
-    raw_frames,
     stored,
 )
 
@@ -164,7 +163,6 @@ __all__ = [
     "paired_trials",
     "parquet_path",
     "raw_frame",
-    "raw_frames",
     "stored",
     "_FILE_RE",
     "_file_slices",

@@ -185,16 +185,6 @@ def raw_frame(
     return pd.DataFrame(out)
 
 
-def raw_frames(
-    collection: str, experiment: str, root: str | os.PathLike | None = None
-) -> dict[str, pd.DataFrame]:
-    """``{file name: raw_frame(...)}`` for every CSV file of one experiment folder."""
-    return {
-        f: raw_frame(collection, experiment, f, root)
-        for f in csv_files(collection, experiment, root)
-    }
-
-
 # --------------------------------------------------------------------------- typed trials
 
 

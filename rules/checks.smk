@@ -1,6 +1,7 @@
-# Faults without a manual step: a killed run resumes with the same command (its stale lock and
-# temporaries removed), a second run beside a live one is refused naming it
-# (vcrbench.plan.runlock).
+# Faults without a manual step: a killed run resumes with the same command (its lock went with
+# its process, its temporaries are removed), a second run beside a live one is refused naming it
+# (vcrbench.plan.runlock: the run's own lock, taken in `onstart`, so never by a dry run or a
+# cluster job; Snakemake's is off, `nolock` in profiles/default).
 import sys
 
 from vcrbench import io
@@ -8,13 +9,13 @@ from vcrbench.errors import DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
 from vcrbench.plan import console, dataset_check, runlock
 
-RUN = runlock.start(workflow)
+RUN = {}  # this run, once `onstart` has taken the folder
 # A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
 console.one_line_job_errors()
 
 
 onstart:
-    runlock.started(workflow, RUN)
+    RUN["run"] = runlock.acquire()
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
     try:  # both checks, each named even when the other fails
@@ -32,7 +33,7 @@ onstart:
             ),
         )
     except (DatasetError, ModelConfigError):
-        runlock.ended(RUN)
+        runlock.release(RUN.get("run"))
         raise
     if checked:
         print(
@@ -42,11 +43,11 @@ onstart:
 
 
 onsuccess:
-    runlock.ended(RUN)
+    runlock.release(RUN.get("run"))
 
 
 onerror:
-    runlock.ended(RUN)
+    runlock.release(RUN.get("run"))
 
 
 # What jobs would otherwise find late, checked first, in `onstart`: in the main process, after

@@ -64,11 +64,18 @@ onerror:
 rule check_images:
     output:
         paths.CHECK_IMAGES,
+    log:
+        paths.log("check_images", "check_images"),
+    benchmark:
+        paths.benchmark("check_images", "check_images")
     localrule: True
+    conda:
+        VCRBENCH_ENV
     threads: 8
     resources:
         **PLAN.resources("check_images"),
     params:
         dataset=PLAN.section("dataset"),
+        version=PLAN.version("check_images"),
     script:
         "../workflow/scripts/check_images.py"

@@ -22,13 +22,20 @@ resource_scopes:
 rule fetch_weights:
     output:
         paths.WEIGHTS_FETCHED,
+    log:
+        paths.log("fetch_weights", "{model}"),
+    benchmark:
+        paths.benchmark("fetch_weights", "{model}")
     localrule: True
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("fetch_weights"),
     params:
         model=PLAN.model_entry,
         cache=PLAN.setting("inference.weights_cache"),
         online=vcluster.ONLINE,
+        version=PLAN.version("fetch_weights"),
     script:
         "../workflow/scripts/fetch_weights.py"
 

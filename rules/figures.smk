@@ -19,10 +19,17 @@ rule imagenet_c_accuracy:
             category="Tables",
             labels={"table": "ImageNet-C accuracy"},
         ),
+    log:
+        paths.log("imagenet_c_accuracy", "imagenet_c_accuracy"),
+    benchmark:
+        paths.benchmark("imagenet_c_accuracy", "imagenet_c_accuracy")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_accuracy"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("imagenet_c_accuracy"),
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
@@ -39,10 +46,17 @@ rule imagenet_c_clean_correct:
             category="Tables",
             labels={"table": "ImageNet-C on clean-correct images"},
         ),
+    log:
+        paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
+    benchmark:
+        paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_clean_correct"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("imagenet_c_clean_correct"),
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
@@ -61,8 +75,16 @@ rule imagenet_c_mce:
             category="Tables",
             labels={"table": "ImageNet-C mCE"},
         ),
+    log:
+        paths.log("imagenet_c_mce", "imagenet_c_mce"),
+    benchmark:
+        paths.benchmark("imagenet_c_mce", "imagenet_c_mce")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_mce"),
+    params:
+        version=PLAN.version("imagenet_c_mce"),
     script:
         "../workflow/scripts/imagenet_c_mce.py"
 
@@ -87,11 +109,18 @@ rule corruption_categories:
             category="Tables",
             labels={"table": "by corruption category"},
         ),
+    log:
+        paths.log("corruption_categories", "corruption_categories"),
+    benchmark:
+        paths.benchmark("corruption_categories", "corruption_categories")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("corruption_categories"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
         defense_pairs=PLAN.defense_pairs,
+        version=PLAN.version("corruption_categories"),
     script:
         "../workflow/scripts/corruption_categories.py"
 
@@ -131,6 +160,12 @@ rule paper_tables:
             name=[f"leaderboard/{c}" for c in PLAN.corruptions],
             ext=["md", "tex"],
         ),
+    log:
+        paths.log("paper_tables", "paper_tables"),
+    benchmark:
+        paths.benchmark("paper_tables", "paper_tables")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("paper_tables"),
     params:
@@ -140,6 +175,7 @@ rule paper_tables:
         dataset_label_space=PLAN.dataset_label_space,
         sort_by=FIGURES["leaderboard_sort"],
         digits=FIGURES["digits"],
+        version=PLAN.version("paper_tables"),
     script:
         "../workflow/scripts/paper_tables.py"
 
@@ -157,11 +193,18 @@ rule models_table:
             labels={"table": "Table 1: models"},
         ),
         multiext(f"{paths.PAPER_TABLES}/table1_models", ".md", ".tex"),
+    log:
+        paths.log("models_table", "models_table"),
+    benchmark:
+        paths.benchmark("models_table", "models_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("models_table"),
     params:
         models=PLAN.model_sources,
         digits=FIGURES["digits"],
+        version=PLAN.version("models_table"),
     script:
         "../workflow/scripts/models_table.py"
 
@@ -178,6 +221,12 @@ rule retraining_table:
             labels={"table": "Table 3: before and after retraining"},
         ),
         multiext(f"{paths.PAPER_TABLES}/table3_retraining", ".md", ".tex"),
+    log:
+        paths.log("retraining_table", "retraining_table"),
+    benchmark:
+        paths.benchmark("retraining_table", "retraining_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("retraining_table"),
     params:
@@ -187,6 +236,7 @@ rule retraining_table:
         label_space=FIGURES["label_space"],
         dataset_label_space=PLAN.dataset_label_space,
         digits=FIGURES["digits"],
+        version=PLAN.version("retraining_table"),
     script:
         "../workflow/scripts/retraining_table.py"
 
@@ -204,12 +254,19 @@ rule human_similarity:
             labels={"table": "pairwise similarity tests"},
         ),
         classes=paths.HUMAN_SIMILARITY_CLASSES,
+    log:
+        paths.log("human_similarity", "human_similarity"),
+    benchmark:
+        paths.benchmark("human_similarity", "human_similarity")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("human_similarity"),
     params:
         info=PLAN.reference_info,
         level=PLAN.setting("estimation.similarity_level"),
         band=PLAN.setting("estimation.similarity_band"),
+        version=PLAN.version("human_similarity"),
     script:
         "../workflow/scripts/human_similarity.py"
 
@@ -230,6 +287,12 @@ rule plot_curves:
             labels={"corruption": "{corruption}", "figure": "curves s_a, s_p"},
         ),
         paths.figures("curves", PLAN.extra_formats),
+    log:
+        paths.log("plot_curves", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_curves", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_curves"),
     params:
@@ -237,6 +300,7 @@ rule plot_curves:
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
+        version=PLAN.version("plot_curves"),
     script:
         "../workflow/scripts/plot_curves.py"
 
@@ -253,11 +317,18 @@ rule plot_hmri_mrsi:
             labels={"corruption": "{corruption}", "figure": "HMRI and MRSI"},
         ),
         paths.figures("hmri_mrsi", PLAN.extra_formats),
+    log:
+        paths.log("plot_hmri_mrsi", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_hmri_mrsi", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_hmri_mrsi"),
     params:
         families=PLAN.families,
         style=FIGURES,
+        version=PLAN.version("plot_hmri_mrsi"),
     script:
         "../workflow/scripts/plot_hmri_mrsi.py"
 
@@ -275,10 +346,17 @@ rule plot_dv_histograms:
             labels={"corruption": "{corruption}", "figure": "Δv histograms"},
         ),
         paths.figures("dv_histograms", PLAN.extra_formats),
+    log:
+        paths.log("plot_dv_histograms", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_dv_histograms", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_dv_histograms"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_dv_histograms"),
     script:
         "../workflow/scripts/plot_dv_histograms.py"
 
@@ -301,11 +379,18 @@ rule plot_examples:
             },
         ),
         paths.figures("examples", PLAN.extra_formats),
+    log:
+        paths.log("plot_examples", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_examples", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_examples"),
     params:
         n_bins=PLAN.setting("coverage.bins"),
         style=FIGURES,
+        version=PLAN.version("plot_examples"),
     script:
         "../workflow/scripts/plot_examples.py"
 
@@ -326,12 +411,19 @@ rule plot_imagenet_c_vs_vcr:
             },
         ),
         paths.figures("imagenet_c_vs_vcr", PLAN.extra_formats),
+    log:
+        paths.log("plot_imagenet_c_vs_vcr", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_imagenet_c_vs_vcr", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_imagenet_c_vs_vcr"),
     params:
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("plot_imagenet_c_vs_vcr"),
     script:
         "../workflow/scripts/plot_imagenet_c_vs_vcr.py"
 
@@ -349,6 +441,12 @@ rule plot_human_similarity:
             labels={"figure": "human curves, similar and dissimilar corruptions"},
         ),
         expand(paths.HUMAN_SIMILARITY_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_human_similarity", "plot_human_similarity"),
+    benchmark:
+        paths.benchmark("plot_human_similarity", "plot_human_similarity")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_human_similarity"),
     params:
@@ -356,6 +454,7 @@ rule plot_human_similarity:
         level=PLAN.setting("estimation.similarity_level"),
         band=PLAN.setting("estimation.similarity_band"),
         style=FIGURES,
+        version=PLAN.version("plot_human_similarity"),
     script:
         "../workflow/scripts/plot_human_similarity.py"
 
@@ -372,10 +471,17 @@ rule plot_geirhos_dnn:
             labels={"figure": "HMRI/MRSI of GoogLeNet, ResNet-152, VGG-19 vs. humans"},
         ),
         expand(paths.GEIRHOS_DNN_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
+    benchmark:
+        paths.benchmark("plot_geirhos_dnn", "plot_geirhos_dnn")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_geirhos_dnn"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_geirhos_dnn"),
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
 
@@ -393,8 +499,14 @@ use rule plot_geirhos_dnn as plot_geirhos_trained with:
             labels={"figure": "trained networks: HMRI train x test"},
         ),
         expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
+    benchmark:
+        paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
     resources:
         **PLAN.resources("plot_geirhos_trained"),
+    params:
+        version=PLAN.version("plot_geirhos_trained"),
 
 
 use rule plot_geirhos_dnn as plot_geirhos_consistency with:
@@ -409,8 +521,14 @@ use rule plot_geirhos_dnn as plot_geirhos_consistency with:
             labels={"figure": "error consistency with the humans vs dv"},
         ),
         expand(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
+    benchmark:
+        paths.benchmark("plot_geirhos_consistency", "plot_geirhos_consistency")
     resources:
         **PLAN.resources("plot_geirhos_consistency"),
+    params:
+        version=PLAN.version("plot_geirhos_consistency"),
 
 
 use rule plot_geirhos_dnn as plot_model_consistency with:
@@ -424,8 +542,14 @@ use rule plot_geirhos_dnn as plot_model_consistency with:
             labels={"figure": "error consistency between models vs dv"},
         ),
         expand(paths.MODEL_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_model_consistency", "plot_model_consistency"),
+    benchmark:
+        paths.benchmark("plot_model_consistency", "plot_model_consistency")
     resources:
         **PLAN.resources("plot_model_consistency"),
+    params:
+        version=PLAN.version("plot_model_consistency"),
 
 
 rule plot_defenses:
@@ -439,10 +563,17 @@ rule plot_defenses:
             labels={"figure": "defenses against the undefended models"},
         ),
         expand(paths.DEFENSES_FIGURE, ext=PLAN.extra_formats),
+    log:
+        paths.log("plot_defenses", "plot_defenses"),
+    benchmark:
+        paths.benchmark("plot_defenses", "plot_defenses")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_defenses"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_defenses"),
     script:
         "../workflow/scripts/plot_defenses.py"
 

@@ -2,8 +2,8 @@
 writes, and the next run redoes that stage's jobs and everything that reads their outputs, and
 nothing else.
 
-Every job gets its stage's version as the param ``version`` (:func:`stage` of its rule, set for
-every rule at once by ``add_job_defaults`` in ``rules/common.smk``); Snakemake reruns a job whose
+Every job gets its stage's version as the param ``version`` (each rule's
+``version=PLAN.version("<its stage>")``, :func:`stage` of its rule); Snakemake reruns a job whose
 params changed (its ``params`` rerun trigger, on by default), and the jobs downstream of it since
 their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAGE`: ``predict``
 (the three prediction rules, one computation), and the training set's

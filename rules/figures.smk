@@ -2,7 +2,54 @@
 # (docs/figures.md). Nothing here runs a model: `snakemake paper_figures` redraws everything, and a
 # change of the `figures` config block reruns only these rules. PNG goes into the report; the
 # other formats of `figures.formats` (PDF by default) are written beside it for papers.
+#
+# Each rule's outputs, stage version and locality are its declaration's (vcrbench.plan.products:
+# path, report caption, category and labels, formats); a declaration that names its script,
+# inputs and params has its rule made here, at the end of this file (docs/architecture.md, "Add a
+# figure or table").
+import os
+
+from vcrbench.plan import products
+
 FIGURES = PLAN.figure_options
+#: The run's names, for an output made once per name in its one rule (`each`).
+NAMES = {"corruption": PLAN.corruptions}
+
+
+def _report(file, out, subcategory, labels):
+    extra = {} if subcategory is None else {"subcategory": subcategory}
+    caption = os.path.join(
+        "../report", out.caption
+    )  # an absolute caption stays as it is
+    return report(file, caption=caption, category=out.category, **extra, labels=labels)
+
+
+def _declared(out):
+    shown = [_report(f, out, sub, labels) for f, sub, labels in out.shown(NAMES)]
+    return (shown if out.each else shown[0]), out.others(PLAN.extra_formats, NAMES)
+
+
+def declared_files(rule):
+    """The outputs of a declared rule, in order: each output's file shown in the report, then
+    its other formats."""
+    files = []
+    for out in products.product(rule).outputs:
+        shown, others = _declared(out)
+        files += [shown, *others]
+    return files
+
+
+def declared_job(rule):
+    """What names a job of a declared rule in its log and benchmark (`paths.job_name`)."""
+    return paths.job_name(rule, str(declared_files(rule)[0]))
+
+
+def declared_named(rule):
+    """The outputs of a declared rule as named outputs: `<name>` shown, `<name>_other`."""
+    named = {}
+    for out in products.product(rule).outputs:
+        named[out.name], named[f"{out.name}_other"] = _declared(out)
+    return named
 
 
 # --------------------------------------------------------------------------- tables
@@ -13,12 +60,7 @@ rule imagenet_c_accuracy:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_ACCURACY,
-            caption="../report/imagenet_c_accuracy.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C accuracy"},
-        ),
+        *declared_files("imagenet_c_accuracy"),
     log:
         paths.log("imagenet_c_accuracy", "imagenet_c_accuracy"),
     benchmark:
@@ -40,12 +82,7 @@ rule imagenet_c_clean_correct:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_CLEAN_CORRECT,
-            caption="../report/imagenet_c_clean_correct.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C on clean-correct images"},
-        ),
+        *declared_files("imagenet_c_clean_correct"),
     log:
         paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
     benchmark:
@@ -69,12 +106,7 @@ rule imagenet_c_mce:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_MCE,
-            caption="../report/imagenet_c_mce.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C mCE"},
-        ),
+        *declared_files("imagenet_c_mce"),
     log:
         paths.log("imagenet_c_mce", "imagenet_c_mce"),
     benchmark:
@@ -103,12 +135,7 @@ rule corruption_categories:
             PLAN.clean_prediction_files if PLAN.imagenet_c_prediction_files() else []
         ),
     output:
-        report(
-            paths.CORRUPTION_CATEGORIES,
-            caption="../report/corruption_categories.rst",
-            category="Tables",
-            labels={"table": "by corruption category"},
-        ),
+        *declared_files("corruption_categories"),
     log:
         paths.log("corruption_categories", "corruption_categories"),
     benchmark:
@@ -131,35 +158,7 @@ rule paper_tables:
         coverage=rules.coverage_table.output.csv,
         differences=rules.model_differences.output[0],
     output:
-        coverage=report(
-            paths.paper_table("table2_coverage"),
-            caption="../report/table2_coverage.rst",
-            category="Tables",
-            labels={"table": "Table 2: Δv coverage"},
-        ),
-        coverage_other=multiext(f"{paths.PAPER_TABLES}/table2_coverage", ".md", ".tex"),
-        metrics=report(
-            paths.paper_table("metrics"),
-            caption="../report/metrics_intervals.rst",
-            category="Tables",
-            labels={"table": "metrics with intervals"},
-        ),
-        metrics_other=multiext(f"{paths.PAPER_TABLES}/metrics", ".md", ".tex"),
-        leaderboards=[
-            report(
-                paths.paper_table(f"leaderboard/{corruption}"),
-                caption="../report/leaderboard.rst",
-                category="Leaderboards",
-                subcategory=corruption,
-                labels={"corruption": corruption, "table": "leaderboard"},
-            )
-            for corruption in PLAN.corruptions
-        ],
-        leaderboards_other=expand(
-            paths.PAPER_TABLE,
-            name=[f"leaderboard/{c}" for c in PLAN.corruptions],
-            ext=["md", "tex"],
-        ),
+        **declared_named("paper_tables"),
     log:
         paths.log("paper_tables", "paper_tables"),
     benchmark:
@@ -186,13 +185,7 @@ rule models_table:
     input:
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.paper_table("table1_models"),
-            caption="../report/table1_models.rst",
-            category="Tables",
-            labels={"table": "Table 1: models"},
-        ),
-        multiext(f"{paths.PAPER_TABLES}/table1_models", ".md", ".tex"),
+        *declared_files("models_table"),
     log:
         paths.log("models_table", "models_table"),
     benchmark:
@@ -214,13 +207,7 @@ rule retraining_table:
         metrics=rules.collect_metrics.output[0],
         differences=rules.model_differences.output[0],
     output:
-        report(
-            paths.paper_table("table3_retraining"),
-            caption="../report/table3_retraining.rst",
-            category="Retraining",
-            labels={"table": "Table 3: before and after retraining"},
-        ),
-        multiext(f"{paths.PAPER_TABLES}/table3_retraining", ".md", ".tex"),
+        *declared_files("retraining_table"),
     log:
         paths.log("retraining_table", "retraining_table"),
     benchmark:
@@ -246,13 +233,7 @@ rule human_similarity:
         curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.references),
         estimates=PLAN.reference_estimate_files(PLAN.references),
     output:
-        report(
-            paths.HUMAN_SIMILARITY,
-            caption="../report/human_similarity_table.rst",
-            category="Humans",
-            subcategory="Similarity of corruptions",
-            labels={"table": "pairwise similarity tests"},
-        ),
+        *declared_files("human_similarity"),
         classes=paths.HUMAN_SIMILARITY_CLASSES,
     log:
         paths.log("human_similarity", "human_similarity"),
@@ -279,14 +260,7 @@ rule plot_curves:
         curves=PLAN.model_curve_files,
         reference=PLAN.human_reference_files,
     output:
-        report(
-            paths.figure("curves"),
-            caption="../report/curves.rst",
-            category="Models vs humans",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "curves s_a, s_p"},
-        ),
-        paths.figures("curves", PLAN.extra_formats),
+        *declared_files("plot_curves"),
     log:
         paths.log("plot_curves", "{corruption}"),
     benchmark:
@@ -309,14 +283,7 @@ rule plot_hmri_mrsi:
     input:
         metrics=rules.collect_metrics.output[0],
     output:
-        report(
-            paths.figure("hmri_mrsi"),
-            caption="../report/hmri_mrsi.rst",
-            category="Models vs humans",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "HMRI and MRSI"},
-        ),
-        paths.figures("hmri_mrsi", PLAN.extra_formats),
+        *declared_files("plot_hmri_mrsi"),
     log:
         paths.log("plot_hmri_mrsi", "{corruption}"),
     benchmark:
@@ -338,14 +305,7 @@ rule plot_dv_histograms:
         histograms=rules.coverage_table.output.histograms,
         coverage=rules.coverage_table.output.csv,
     output:
-        report(
-            paths.figure("dv_histograms"),
-            caption="../report/dv_histograms.rst",
-            category="Test sets",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "Δv histograms"},
-        ),
-        paths.figures("dv_histograms", PLAN.extra_formats),
+        *declared_files("plot_dv_histograms"),
     log:
         paths.log("plot_dv_histograms", "{corruption}"),
     benchmark:
@@ -368,17 +328,7 @@ rule plot_examples:
         clean_images=paths.CLEAN_IMAGES,
         clean_index=paths.CLEAN_INDEX,
     output:
-        report(
-            paths.figure("examples"),
-            caption="../report/examples.rst",
-            category="Test sets",
-            subcategory="{corruption}",
-            labels={
-                "corruption": "{corruption}",
-                "figure": "examples at increasing Δv",
-            },
-        ),
-        paths.figures("examples", PLAN.extra_formats),
+        *declared_files("plot_examples"),
     log:
         paths.log("plot_examples", "{corruption}"),
     benchmark:
@@ -400,17 +350,7 @@ rule plot_imagenet_c_vs_vcr:
         imagenet_c=rules.imagenet_c_accuracy.output[0],
         metrics=rules.collect_metrics.output[0],
     output:
-        report(
-            paths.figure("imagenet_c_vs_vcr"),
-            caption="../report/imagenet_c_vs_vcr.rst",
-            category="ImageNet-C vs VCR",
-            subcategory="{corruption}",
-            labels={
-                "corruption": "{corruption}",
-                "figure": "ImageNet-C accuracy vs R̂",
-            },
-        ),
-        paths.figures("imagenet_c_vs_vcr", PLAN.extra_formats),
+        *declared_files("plot_imagenet_c_vs_vcr"),
     log:
         paths.log("plot_imagenet_c_vs_vcr", "{corruption}"),
     benchmark:
@@ -433,14 +373,7 @@ rule plot_human_similarity:
         curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.references),
         estimates=PLAN.reference_estimate_files(PLAN.references),
     output:
-        report(
-            paths.HUMAN_SIMILARITY_FIGURE.format(ext="png"),
-            caption="../report/human_similarity.rst",
-            category="Humans",
-            subcategory="Similarity of corruptions",
-            labels={"figure": "human curves, similar and dissimilar corruptions"},
-        ),
-        expand(paths.HUMAN_SIMILARITY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_human_similarity"),
     log:
         paths.log("plot_human_similarity", "plot_human_similarity"),
     benchmark:
@@ -463,14 +396,7 @@ rule plot_geirhos_dnn:
     input:
         rules.geirhos_dnn_table.output[0],
     output:
-        report(
-            paths.GEIRHOS_DNN_FIGURE.format(ext="png"),
-            caption="../report/geirhos_dnn_vs_humans_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "HMRI/MRSI of GoogLeNet, ResNet-152, VGG-19 vs. humans"},
-        ),
-        expand(paths.GEIRHOS_DNN_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_dnn"),
     log:
         paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
     benchmark:
@@ -491,14 +417,7 @@ use rule plot_geirhos_dnn as plot_geirhos_trained with:
     input:
         rules.geirhos_trained_table.output[0],
     output:
-        report(
-            paths.GEIRHOS_TRAINED_FIGURE.format(ext="png"),
-            caption="../report/geirhos_trained_vs_humans_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "trained networks: HMRI train x test"},
-        ),
-        expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_trained"),
     log:
         paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
     benchmark:
@@ -513,14 +432,7 @@ use rule plot_geirhos_dnn as plot_geirhos_consistency with:
     input:
         rules.geirhos_error_consistency.output[0],
     output:
-        report(
-            paths.GEIRHOS_CONSISTENCY_FIGURE.format(ext="png"),
-            caption="../report/geirhos_error_consistency_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "error consistency with the humans vs dv"},
-        ),
-        expand(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_consistency"),
     log:
         paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
     benchmark:
@@ -535,13 +447,7 @@ use rule plot_geirhos_dnn as plot_model_consistency with:
     input:
         rules.model_error_consistency.output[0],
     output:
-        report(
-            paths.MODEL_CONSISTENCY_FIGURE.format(ext="png"),
-            caption="../report/model_error_consistency_figure.rst",
-            category="Error consistency",
-            labels={"figure": "error consistency between models vs dv"},
-        ),
-        expand(paths.MODEL_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_model_consistency"),
     log:
         paths.log("plot_model_consistency", "plot_model_consistency"),
     benchmark:
@@ -556,13 +462,7 @@ rule plot_defenses:
     input:
         rules.defense_table.output[0],
     output:
-        report(
-            paths.DEFENSES_FIGURE.format(ext="png"),
-            caption="../report/defenses_figure.rst",
-            category="Defenses",
-            labels={"figure": "defenses against the undefended models"},
-        ),
-        expand(paths.DEFENSES_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_defenses"),
     log:
         paths.log("plot_defenses", "plot_defenses"),
     benchmark:
@@ -576,6 +476,34 @@ rule plot_defenses:
         version=PLAN.version("plot_defenses"),
     script:
         "../workflow/scripts/plot_defenses.py"
+
+
+# --------------------------------------------------------------------------- declared rules
+
+
+# The rule of each figure or table declared with its script, inputs and params.
+for _product in products.generated():
+
+    rule:
+        name:
+            _product.rule
+        input:
+            **_product.inputs(PLAN),
+        output:
+            *declared_files(_product.rule),
+        log:
+            paths.log(_product.rule, declared_job(_product.rule)),
+        benchmark:
+            paths.benchmark(_product.rule, declared_job(_product.rule))
+        conda:
+            VCRBENCH_ENV
+        resources:
+            **PLAN.resources(_product.rule),
+        params:
+            **(_product.params(PLAN) if _product.params else {}),
+            version=PLAN.version(_product.rule),
+        script:
+            _product.script
 
 
 # --------------------------------------------------------------------------- target

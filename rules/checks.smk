@@ -2,11 +2,13 @@
 # its process, its temporaries are removed), a second run beside a live one is refused naming it
 # (vcrbench.plan.runlock: the run's own lock, taken in `onstart`, so never by a dry run or a
 # cluster job; Snakemake's is off, `nolock` in profiles/default).
+import os
 import sys
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
+from vcrbench.plan import cluster as vcluster
 from vcrbench.plan import console, dataset_check, runlock
 
 RUN = {}  # this run, once `onstart` has taken the folder
@@ -16,6 +18,9 @@ console.one_line_job_errors()
 
 onstart:
     RUN["run"] = runlock.acquire()
+    # Every job's environment (vcrbench.plan.cluster.job_environment): the jobs this process starts
+    # inherit it, and so do cluster jobs (the SLURM executor submits with --export=ALL).
+    os.environ.update(vcluster.job_environment(PLAN.config))
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
     try:  # both checks, each named even when the other fails

@@ -3,8 +3,9 @@ which rules run where Snakemake runs (:func:`local_rules`), which rebuild the fi
 from an archive of results (:func:`archive_rules`), and the environment every job runs in
 (:func:`job_environment`).
 
-**Environment.** Every job (a workflow script is a subprocess of the Snakemake process that parsed
-the Snakefile, which sets these) finds model weights in the configured cache
+**Environment.** Every job (a workflow script is a subprocess of the Snakemake process, whose
+``onstart`` sets these before any job starts; a cluster job inherits them from it, the SLURM
+executor submitting with ``--export=ALL``) finds model weights in the configured cache
 (``inference.weights_cache``, filled once by the ``fetch_weights`` rule) with the model hubs
 offline, so an inference job never opens a network connection; and every other cache
 (matplotlib, fontconfig, anything that honours ``XDG_CACHE_HOME``) goes under ``$TMPDIR``,

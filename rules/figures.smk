@@ -18,9 +18,8 @@ NAMES = {"corruption": PLAN.corruptions}
 
 def _report(file, out, subcategory, labels):
     extra = {} if subcategory is None else {"subcategory": subcategory}
-    caption = os.path.join(
-        "../report", out.caption
-    )  # an absolute caption stays as it is
+    # relative to rules/, as Snakemake takes it; an absolute caption stays as it is
+    caption = os.path.join("../report", out.caption)
     return report(file, caption=caption, category=out.category, **extra, labels=labels)
 
 

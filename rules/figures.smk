@@ -7,48 +7,9 @@
 # path, report caption, category and labels, formats); a declaration that names its script,
 # inputs and params has its rule made here, at the end of this file (docs/architecture.md, "Add a
 # figure or table").
-import os
-
 from vcrbench.plan import products
 
 FIGURES = PLAN.figure_options
-#: The run's names, for an output made once per name in its one rule (`each`).
-NAMES = {"corruption": PLAN.corruptions}
-
-
-def _report(file, out, subcategory, labels):
-    extra = {} if subcategory is None else {"subcategory": subcategory}
-    # relative to rules/, as Snakemake takes it; an absolute caption stays as it is
-    caption = os.path.join("../report", out.caption)
-    return report(file, caption=caption, category=out.category, **extra, labels=labels)
-
-
-def _declared(out):
-    shown = [_report(f, out, sub, labels) for f, sub, labels in out.shown(NAMES)]
-    return (shown if out.each else shown[0]), out.others(PLAN.extra_formats, NAMES)
-
-
-def declared_files(rule):
-    """The outputs of a declared rule, in order: each output's file shown in the report, then
-    its other formats."""
-    files = []
-    for out in products.product(rule).outputs:
-        shown, others = _declared(out)
-        files += [shown, *others]
-    return files
-
-
-def declared_job(rule):
-    """What names a job of a declared rule in its log and benchmark (`paths.job_name`)."""
-    return paths.job_name(rule, str(declared_files(rule)[0]))
-
-
-def declared_named(rule):
-    """The outputs of a declared rule as named outputs: `<name>` shown, `<name>_other`."""
-    named = {}
-    for out in products.product(rule).outputs:
-        named[out.name], named[f"{out.name}_other"] = _declared(out)
-    return named
 
 
 # --------------------------------------------------------------------------- tables

@@ -4,7 +4,7 @@ know about it (docs/architecture.md, "Add a figure or table").
 A :class:`Product` is one rule of the figures stage: its outputs (path, report caption, category
 and labels, formats), its stage version, whether it runs where Snakemake runs (``local``) and
 which of its files a config asks for (``planned``). The rule file takes the rule's outputs from
-here (``declared_files``/``declared_named`` in ``rules/figures.smk``), :mod:`vcrbench.plan.versions` its version,
+here (``declared_files``/``declared_named`` in ``rules/common.smk``), :mod:`vcrbench.plan.versions` its version,
 :mod:`vcrbench.plan.cluster` its locality and the archive mode, and ``rule all`` its files
 (:func:`targets`). A product that also names its ``script``, ``inputs`` and ``params`` needs no rule
 written: ``rules/figures.smk`` makes its rule from the declaration.

@@ -35,8 +35,3 @@ rule all:
     default_target: True
     input:
         PLAN.final_outputs(),
-
-
-# Each rule's log, benchmark, software and stage version (rules/common.smk), once for all.
-for _rule in list(workflow.rules):
-    add_job_defaults(_rule)

@@ -1,20 +1,26 @@
-# Faults without a manual step: a killed run resumes with the same command (its stale lock and
-# temporaries removed), a second run beside a live one is refused naming it
-# (vcrbench.plan.runlock).
+# Faults without a manual step: a killed run resumes with the same command (its lock went with
+# its process, its temporaries are removed), a second run beside a live one is refused naming it
+# (vcrbench.plan.runlock: the run's own lock, taken in `onstart`, so never by a dry run or a
+# cluster job; Snakemake's is off, `nolock` in profiles/default).
+import os
 import sys
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
+from vcrbench.plan import cluster as vcluster
 from vcrbench.plan import console, dataset_check, runlock
 
-RUN = runlock.start(workflow)
+RUN = {}  # this run, once `onstart` has taken the folder
 # A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
 console.one_line_job_errors()
 
 
 onstart:
-    runlock.started(workflow, RUN)
+    RUN["run"] = runlock.acquire()
+    # Every job's environment (vcrbench.plan.cluster.job_environment): the jobs this process starts
+    # inherit it, and so do cluster jobs (the SLURM executor submits with --export=ALL).
+    os.environ.update(vcluster.job_environment(PLAN.config))
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
     try:  # both checks, each named even when the other fails
@@ -32,7 +38,7 @@ onstart:
             ),
         )
     except (DatasetError, ModelConfigError):
-        runlock.ended(RUN)
+        runlock.release(RUN.get("run"))
         raise
     if checked:
         print(
@@ -42,11 +48,11 @@ onstart:
 
 
 onsuccess:
-    runlock.ended(RUN)
+    runlock.release(RUN.get("run"))
 
 
 onerror:
-    runlock.ended(RUN)
+    runlock.release(RUN.get("run"))
 
 
 # What jobs would otherwise find late, checked first, in `onstart`: in the main process, after
@@ -63,11 +69,18 @@ onerror:
 rule check_images:
     output:
         paths.CHECK_IMAGES,
+    log:
+        paths.log("check_images", "check_images"),
+    benchmark:
+        paths.benchmark("check_images", "check_images")
     localrule: True
+    conda:
+        VCRBENCH_ENV
     threads: 8
     resources:
         **PLAN.resources("check_images"),
     params:
         dataset=PLAN.section("dataset"),
+        version=PLAN.version("check_images"),
     script:
         "../workflow/scripts/check_images.py"

@@ -1,13 +1,10 @@
 # Running on a cluster (README "On a SLURM cluster", docs/scale.md): the environment of every job,
 # the weights fetched once per model before any inference job, and the rules that run where
 # Snakemake runs. Which rules and variables: vcrbench.plan.cluster.
-import os
-
 from vcrbench.plan import cluster as vcluster
 
-# Every job (each re-parses this file) finds weights in the cache with the hubs offline, and
-# writes no cache under $HOME.
-os.environ.update(vcluster.job_environment(PLAN.config))
+# Every job's environment (weights found in the cache with the hubs offline, no cache under
+# $HOME: vcluster.job_environment) is set by `onstart` (rules/checks.smk), before any job starts.
 
 
 # `gpu` and `cpu_slot` count per group job (one GPU, one single-threaded CPU job at a time), not
@@ -22,13 +19,20 @@ resource_scopes:
 rule fetch_weights:
     output:
         paths.WEIGHTS_FETCHED,
+    log:
+        paths.log("fetch_weights", "{model}"),
+    benchmark:
+        paths.benchmark("fetch_weights", "{model}")
     localrule: True
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("fetch_weights"),
     params:
         model=PLAN.model_entry,
         cache=PLAN.setting("inference.weights_cache"),
         online=vcluster.ONLINE,
+        version=PLAN.version("fetch_weights"),
     script:
         "../workflow/scripts/fetch_weights.py"
 

@@ -1,7 +1,9 @@
 # Config validation and the plan: every list, path, input/param function and resource set the
 # rules use comes from vcrbench.plan (PLAN); this file only builds it. Any logic lives there.
+import os
+
 from vcrbench import plan as vplan
-from vcrbench.plan import paths, versions
+from vcrbench.plan import paths, products, versions
 
 # Validate against the schema (filling defaults), then check names against the registries and
 # paths that must exist, all before any job starts; errors name the key (`sampling.n_samples`).
@@ -11,30 +13,55 @@ try:
 except vplan.ConfigError as exc:
     raise WorkflowError(f"invalid config: {exc}") from None
 
-# The software of every rule (for `--software-deployment-method conda`; relative to rules/).
+# What every job has is written in each of the rules, in Snakemake's own directives. Its log and
+# benchmark files are named by the rule and its output's wildcards (`paths.log`, `paths.benchmark`;
+# the job name is `paths.job_name` of the first output), its software is `conda: VCRBENCH_ENV`
+# (relative to rules/), its stage's version the param `version` (`PLAN.version`). A use-rule-with
+# copy inherits them, and names its own log, benchmark and (for a stage of its own) version.
+# tests/unit/test_versions.py checks every one.
 VCRBENCH_ENV = "../envs/vcrbench.yaml"
 
 
-def add_job_defaults(r):
-    """Give `r` what every job has, derived from the rule's name (so rules/*.smk leave it out): a
-    log and a benchmark file per job (`paths.log`, `paths.benchmark`, named by the job's
-    wildcards, `paths.job_name`), the software environment, and its stage's version as the param
-    `version` (`plan.versions.stage`). The Snakefile calls it on every rule once all are defined;
-    a rule that sets one of these itself keeps its own."""
-    if not r.output:  # targets (`all`, `paper_figures`) run nothing
-        return
-    name = paths.job_name(r.name, r.output[0])
-    # the workflow's path handling (prefixes, storage), as Snakemake gives each rule's outputs
-    r.log_modifier = r.log_modifier or r.output_modifier
-    r.benchmark_modifier = r.benchmark_modifier or r.output_modifier
-    if not r.log:
-        r.set_log(paths.log(r.name, name))
-    if r.benchmark is None:
-        r.benchmark = paths.benchmark(r.name, name)
-    if r.conda_env is None:
-        r.conda_env = VCRBENCH_ENV
-    if "version" not in r.params.keys():
-        r.set_params(version=PLAN.version(versions.stage(r.name)))
+# The outputs of a declared figure or table rule (vcrbench.plan.products), as rules/figures.smk
+# gives them: each output's file shown in the report (`report(...)`, its caption under report/),
+# then its other formats. NAMES: the run's names, for an output made once per name in its one
+# rule (`each`).
+NAMES = {"corruption": PLAN.corruptions}
+
+
+def _report(file, out, subcategory, labels):
+    extra = {} if subcategory is None else {"subcategory": subcategory}
+    # relative to rules/, as Snakemake takes it; an absolute caption stays as it is
+    caption = os.path.join("../report", out.caption)
+    return report(file, caption=caption, category=out.category, **extra, labels=labels)
+
+
+def _declared(out):
+    shown = [_report(f, out, sub, labels) for f, sub, labels in out.shown(NAMES)]
+    return (shown if out.each else shown[0]), out.others(PLAN.extra_formats, NAMES)
+
+
+def declared_files(rule):
+    """The outputs of a declared rule, in order: each output's file shown in the report, then
+    its other formats."""
+    files = []
+    for out in products.product(rule).outputs:
+        shown, others = _declared(out)
+        files += [shown, *others]
+    return files
+
+
+def declared_job(rule):
+    """What names a job of a declared rule in its log and benchmark (`paths.job_name`)."""
+    return paths.job_name(rule, str(declared_files(rule)[0]))
+
+
+def declared_named(rule):
+    """The outputs of a declared rule as named outputs (`<name>` shown, `<name>_other`)."""
+    named = {}
+    for out in products.product(rule).outputs:
+        named[out.name], named[f"{out.name}_other"] = _declared(out)
+    return named
 
 
 wildcard_constraints:

@@ -12,6 +12,12 @@ rule estimate_curves:
         curves=paths.MODEL_CURVES,
         metrics=paths.MODEL_METRICS,
         replicates=paths.MODEL_REPLICATES,
+    log:
+        paths.log("estimate_curves", "{model}/{corruption}"),
+    benchmark:
+        paths.benchmark("estimate_curves", "{model}/{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("estimate_curves"),
     params:
@@ -21,6 +27,7 @@ rule estimate_curves:
         reference=PLAN.human_reference,
         scenario_level=PLAN.setting("humans.scenario_level"),
         zero_shot=PLAN.zero_shot,
+        version=PLAN.version("estimate_curves"),
     script:
         "../workflow/scripts/estimate_curves.py"
 
@@ -42,11 +49,18 @@ rule zero_shot_tables:
             caption="../report/zero_shot_transitions.rst",
             category="Tables",
         ),
+    log:
+        paths.log("zero_shot_tables", "zero_shot_tables"),
+    benchmark:
+        paths.benchmark("zero_shot_tables", "zero_shot_tables")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("zero_shot_tables"),
     params:
         settings=PLAN.zero_shot_tables_settings(),
         n_bins=PLAN.setting("estimation.bins"),
+        version=PLAN.version("zero_shot_tables"),
     script:
         "../workflow/scripts/zero_shot_tables.py"
 
@@ -64,6 +78,12 @@ rule clean_correct:
             category="Tables",
         ),
         curves=paths.CLEAN_CORRECT_CURVES,
+    log:
+        paths.log("clean_correct", "clean_correct"),
+    benchmark:
+        paths.benchmark("clean_correct", "clean_correct")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("clean_correct"),
     params:
@@ -72,6 +92,7 @@ rule clean_correct:
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
         analysis="clean_correct",
+        version=PLAN.version("clean_correct"),
     script:
         "../workflow/scripts/restricted_tables.py"
 
@@ -89,6 +110,12 @@ rule zero_shot_unseen_only:
             category="Tables",
         ),
         curves=paths.ZERO_SHOT_UNSEEN_ONLY_CURVES,
+    log:
+        paths.log("zero_shot_unseen_only", "zero_shot_unseen_only"),
+    benchmark:
+        paths.benchmark("zero_shot_unseen_only", "zero_shot_unseen_only")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("zero_shot_unseen_only"),
     params:
@@ -97,6 +124,7 @@ rule zero_shot_unseen_only:
         dataset_label_space=PLAN.dataset_label_space,
         zero_shot=PLAN.zero_shot,
         analysis="unseen_only",
+        version=PLAN.version("zero_shot_unseen_only"),
     script:
         "../workflow/scripts/restricted_tables.py"
 
@@ -110,8 +138,16 @@ rule collect_metrics:
             caption="../report/vcr_metrics.rst",
             category="Tables",
         ),
+    log:
+        paths.log("collect_metrics", "collect_metrics"),
+    benchmark:
+        paths.benchmark("collect_metrics", "collect_metrics")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("collect_metrics"),
+    params:
+        version=PLAN.version("collect_metrics"),
     script:
         "../workflow/scripts/collect_metrics.py"
 
@@ -125,10 +161,17 @@ rule model_differences:
             caption="../report/model_differences.rst",
             category="Tables",
         ),
+    log:
+        paths.log("model_differences", "model_differences"),
+    benchmark:
+        paths.benchmark("model_differences", "model_differences")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("model_differences"),
     params:
         relations=PLAN.retrained_pairs,
+        version=PLAN.version("model_differences"),
     script:
         "../workflow/scripts/model_differences.py"
 
@@ -144,6 +187,12 @@ rule defense_table:
             category="Tables",
             labels={"table": "defenses"},
         ),
+    log:
+        paths.log("defense_table", "defense_table"),
+    benchmark:
+        paths.benchmark("defense_table", "defense_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("defense_table"),
     params:
@@ -154,6 +203,7 @@ rule defense_table:
         settings=PLAN.section("estimation"),
         seed=PLAN.setting("seed"),
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("defense_table"),
     script:
         "../workflow/scripts/defense_table.py"
 
@@ -167,12 +217,19 @@ rule model_error_consistency:
             caption="../report/model_error_consistency.rst",
             category="Tables",
         ),
+    log:
+        paths.log("model_error_consistency", "model_error_consistency"),
+    benchmark:
+        paths.benchmark("model_error_consistency", "model_error_consistency")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("model_error_consistency"),
     params:
         n_bins=PLAN.setting("estimation.bins"),
         label_spaces=PLAN.setting("estimation.label_spaces"),
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("model_error_consistency"),
     script:
         "../workflow/scripts/model_error_consistency.py"
 
@@ -184,9 +241,16 @@ rule definitions_table:
             caption="../report/definitions.rst",
             category="Tables",
         ),
+    log:
+        paths.log("definitions_table", "definitions_table"),
+    benchmark:
+        paths.benchmark("definitions_table", "definitions_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("definitions_table"),
     params:
         rows=vplan.definitions.definitions(PLAN.config),
+        version=PLAN.version("definitions_table"),
     script:
         "../workflow/scripts/definitions_table.py"

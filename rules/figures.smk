@@ -2,6 +2,13 @@
 # (docs/figures.md). Nothing here runs a model: `snakemake paper_figures` redraws everything, and a
 # change of the `figures` config block reruns only these rules. PNG goes into the report; the
 # other formats of `figures.formats` (PDF by default) are written beside it for papers.
+#
+# Each rule's outputs, stage version and locality are its declaration's (vcrbench.plan.products:
+# path, report caption, category and labels, formats); a declaration that names its script,
+# inputs and params has its rule made here, at the end of this file (docs/architecture.md, "Add a
+# figure or table").
+from vcrbench.plan import products
+
 FIGURES = PLAN.figure_options
 
 
@@ -13,16 +20,18 @@ rule imagenet_c_accuracy:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_ACCURACY,
-            caption="../report/imagenet_c_accuracy.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C accuracy"},
-        ),
+        *declared_files("imagenet_c_accuracy"),
+    log:
+        paths.log("imagenet_c_accuracy", "imagenet_c_accuracy"),
+    benchmark:
+        paths.benchmark("imagenet_c_accuracy", "imagenet_c_accuracy")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_accuracy"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("imagenet_c_accuracy"),
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
@@ -33,16 +42,18 @@ rule imagenet_c_clean_correct:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_CLEAN_CORRECT,
-            caption="../report/imagenet_c_clean_correct.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C on clean-correct images"},
-        ),
+        *declared_files("imagenet_c_clean_correct"),
+    log:
+        paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
+    benchmark:
+        paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_clean_correct"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("imagenet_c_clean_correct"),
     script:
         "../workflow/scripts/imagenet_c_accuracy.py"
 
@@ -55,14 +66,17 @@ rule imagenet_c_mce:
         predictions=PLAN.imagenet_c_prediction_files,
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.IMAGENET_C_MCE,
-            caption="../report/imagenet_c_mce.rst",
-            category="Tables",
-            labels={"table": "ImageNet-C mCE"},
-        ),
+        *declared_files("imagenet_c_mce"),
+    log:
+        paths.log("imagenet_c_mce", "imagenet_c_mce"),
+    benchmark:
+        paths.benchmark("imagenet_c_mce", "imagenet_c_mce")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("imagenet_c_mce"),
+    params:
+        version=PLAN.version("imagenet_c_mce"),
     script:
         "../workflow/scripts/imagenet_c_mce.py"
 
@@ -81,17 +95,19 @@ rule corruption_categories:
             PLAN.clean_prediction_files if PLAN.imagenet_c_prediction_files() else []
         ),
     output:
-        report(
-            paths.CORRUPTION_CATEGORIES,
-            caption="../report/corruption_categories.rst",
-            category="Tables",
-            labels={"table": "by corruption category"},
-        ),
+        *declared_files("corruption_categories"),
+    log:
+        paths.log("corruption_categories", "corruption_categories"),
+    benchmark:
+        paths.benchmark("corruption_categories", "corruption_categories")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("corruption_categories"),
     params:
         dataset_label_space=PLAN.dataset_label_space,
         defense_pairs=PLAN.defense_pairs,
+        version=PLAN.version("corruption_categories"),
     script:
         "../workflow/scripts/corruption_categories.py"
 
@@ -102,35 +118,13 @@ rule paper_tables:
         coverage=rules.coverage_table.output.csv,
         differences=rules.model_differences.output[0],
     output:
-        coverage=report(
-            paths.paper_table("table2_coverage"),
-            caption="../report/table2_coverage.rst",
-            category="Tables",
-            labels={"table": "Table 2: Δv coverage"},
-        ),
-        coverage_other=multiext(f"{paths.PAPER_TABLES}/table2_coverage", ".md", ".tex"),
-        metrics=report(
-            paths.paper_table("metrics"),
-            caption="../report/metrics_intervals.rst",
-            category="Tables",
-            labels={"table": "metrics with intervals"},
-        ),
-        metrics_other=multiext(f"{paths.PAPER_TABLES}/metrics", ".md", ".tex"),
-        leaderboards=[
-            report(
-                paths.paper_table(f"leaderboard/{corruption}"),
-                caption="../report/leaderboard.rst",
-                category="Leaderboards",
-                subcategory=corruption,
-                labels={"corruption": corruption, "table": "leaderboard"},
-            )
-            for corruption in PLAN.corruptions
-        ],
-        leaderboards_other=expand(
-            paths.PAPER_TABLE,
-            name=[f"leaderboard/{c}" for c in PLAN.corruptions],
-            ext=["md", "tex"],
-        ),
+        **declared_named("paper_tables"),
+    log:
+        paths.log("paper_tables", "paper_tables"),
+    benchmark:
+        paths.benchmark("paper_tables", "paper_tables")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("paper_tables"),
     params:
@@ -140,6 +134,7 @@ rule paper_tables:
         dataset_label_space=PLAN.dataset_label_space,
         sort_by=FIGURES["leaderboard_sort"],
         digits=FIGURES["digits"],
+        version=PLAN.version("paper_tables"),
     script:
         "../workflow/scripts/paper_tables.py"
 
@@ -150,18 +145,19 @@ rule models_table:
     input:
         clean=PLAN.clean_prediction_files,
     output:
-        report(
-            paths.paper_table("table1_models"),
-            caption="../report/table1_models.rst",
-            category="Tables",
-            labels={"table": "Table 1: models"},
-        ),
-        multiext(f"{paths.PAPER_TABLES}/table1_models", ".md", ".tex"),
+        *declared_files("models_table"),
+    log:
+        paths.log("models_table", "models_table"),
+    benchmark:
+        paths.benchmark("models_table", "models_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("models_table"),
     params:
         models=PLAN.model_sources,
         digits=FIGURES["digits"],
+        version=PLAN.version("models_table"),
     script:
         "../workflow/scripts/models_table.py"
 
@@ -171,13 +167,13 @@ rule retraining_table:
         metrics=rules.collect_metrics.output[0],
         differences=rules.model_differences.output[0],
     output:
-        report(
-            paths.paper_table("table3_retraining"),
-            caption="../report/table3_retraining.rst",
-            category="Retraining",
-            labels={"table": "Table 3: before and after retraining"},
-        ),
-        multiext(f"{paths.PAPER_TABLES}/table3_retraining", ".md", ".tex"),
+        *declared_files("retraining_table"),
+    log:
+        paths.log("retraining_table", "retraining_table"),
+    benchmark:
+        paths.benchmark("retraining_table", "retraining_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("retraining_table"),
     params:
@@ -187,6 +183,7 @@ rule retraining_table:
         label_space=FIGURES["label_space"],
         dataset_label_space=PLAN.dataset_label_space,
         digits=FIGURES["digits"],
+        version=PLAN.version("retraining_table"),
     script:
         "../workflow/scripts/retraining_table.py"
 
@@ -196,20 +193,21 @@ rule human_similarity:
         curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.references),
         estimates=PLAN.reference_estimate_files(PLAN.references),
     output:
-        report(
-            paths.HUMAN_SIMILARITY,
-            caption="../report/human_similarity_table.rst",
-            category="Humans",
-            subcategory="Similarity of corruptions",
-            labels={"table": "pairwise similarity tests"},
-        ),
+        *declared_files("human_similarity"),
         classes=paths.HUMAN_SIMILARITY_CLASSES,
+    log:
+        paths.log("human_similarity", "human_similarity"),
+    benchmark:
+        paths.benchmark("human_similarity", "human_similarity")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("human_similarity"),
     params:
         info=PLAN.reference_info,
         level=PLAN.setting("estimation.similarity_level"),
         band=PLAN.setting("estimation.similarity_band"),
+        version=PLAN.version("human_similarity"),
     script:
         "../workflow/scripts/human_similarity.py"
 
@@ -222,14 +220,13 @@ rule plot_curves:
         curves=PLAN.model_curve_files,
         reference=PLAN.human_reference_files,
     output:
-        report(
-            paths.figure("curves"),
-            caption="../report/curves.rst",
-            category="Models vs humans",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "curves s_a, s_p"},
-        ),
-        paths.figures("curves", PLAN.extra_formats),
+        *declared_files("plot_curves"),
+    log:
+        paths.log("plot_curves", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_curves", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_curves"),
     params:
@@ -237,6 +234,7 @@ rule plot_curves:
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
         reference=PLAN.human_reference,
+        version=PLAN.version("plot_curves"),
     script:
         "../workflow/scripts/plot_curves.py"
 
@@ -245,19 +243,19 @@ rule plot_hmri_mrsi:
     input:
         metrics=rules.collect_metrics.output[0],
     output:
-        report(
-            paths.figure("hmri_mrsi"),
-            caption="../report/hmri_mrsi.rst",
-            category="Models vs humans",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "HMRI and MRSI"},
-        ),
-        paths.figures("hmri_mrsi", PLAN.extra_formats),
+        *declared_files("plot_hmri_mrsi"),
+    log:
+        paths.log("plot_hmri_mrsi", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_hmri_mrsi", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_hmri_mrsi"),
     params:
         families=PLAN.families,
         style=FIGURES,
+        version=PLAN.version("plot_hmri_mrsi"),
     script:
         "../workflow/scripts/plot_hmri_mrsi.py"
 
@@ -267,18 +265,18 @@ rule plot_dv_histograms:
         histograms=rules.coverage_table.output.histograms,
         coverage=rules.coverage_table.output.csv,
     output:
-        report(
-            paths.figure("dv_histograms"),
-            caption="../report/dv_histograms.rst",
-            category="Test sets",
-            subcategory="{corruption}",
-            labels={"corruption": "{corruption}", "figure": "Δv histograms"},
-        ),
-        paths.figures("dv_histograms", PLAN.extra_formats),
+        *declared_files("plot_dv_histograms"),
+    log:
+        paths.log("plot_dv_histograms", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_dv_histograms", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_dv_histograms"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_dv_histograms"),
     script:
         "../workflow/scripts/plot_dv_histograms.py"
 
@@ -290,22 +288,19 @@ rule plot_examples:
         clean_images=paths.CLEAN_IMAGES,
         clean_index=paths.CLEAN_INDEX,
     output:
-        report(
-            paths.figure("examples"),
-            caption="../report/examples.rst",
-            category="Test sets",
-            subcategory="{corruption}",
-            labels={
-                "corruption": "{corruption}",
-                "figure": "examples at increasing Δv",
-            },
-        ),
-        paths.figures("examples", PLAN.extra_formats),
+        *declared_files("plot_examples"),
+    log:
+        paths.log("plot_examples", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_examples", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_examples"),
     params:
         n_bins=PLAN.setting("coverage.bins"),
         style=FIGURES,
+        version=PLAN.version("plot_examples"),
     script:
         "../workflow/scripts/plot_examples.py"
 
@@ -315,23 +310,20 @@ rule plot_imagenet_c_vs_vcr:
         imagenet_c=rules.imagenet_c_accuracy.output[0],
         metrics=rules.collect_metrics.output[0],
     output:
-        report(
-            paths.figure("imagenet_c_vs_vcr"),
-            caption="../report/imagenet_c_vs_vcr.rst",
-            category="ImageNet-C vs VCR",
-            subcategory="{corruption}",
-            labels={
-                "corruption": "{corruption}",
-                "figure": "ImageNet-C accuracy vs R̂",
-            },
-        ),
-        paths.figures("imagenet_c_vs_vcr", PLAN.extra_formats),
+        *declared_files("plot_imagenet_c_vs_vcr"),
+    log:
+        paths.log("plot_imagenet_c_vs_vcr", "{corruption}"),
+    benchmark:
+        paths.benchmark("plot_imagenet_c_vs_vcr", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_imagenet_c_vs_vcr"),
     params:
         families=PLAN.families,
         style=FIGURES,
         dataset_label_space=PLAN.dataset_label_space,
+        version=PLAN.version("plot_imagenet_c_vs_vcr"),
     script:
         "../workflow/scripts/plot_imagenet_c_vs_vcr.py"
 
@@ -341,14 +333,13 @@ rule plot_human_similarity:
         curves=PLAN.reference_files(paths.HUMAN_CURVES, PLAN.references),
         estimates=PLAN.reference_estimate_files(PLAN.references),
     output:
-        report(
-            paths.HUMAN_SIMILARITY_FIGURE.format(ext="png"),
-            caption="../report/human_similarity.rst",
-            category="Humans",
-            subcategory="Similarity of corruptions",
-            labels={"figure": "human curves, similar and dissimilar corruptions"},
-        ),
-        expand(paths.HUMAN_SIMILARITY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_human_similarity"),
+    log:
+        paths.log("plot_human_similarity", "plot_human_similarity"),
+    benchmark:
+        paths.benchmark("plot_human_similarity", "plot_human_similarity")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_human_similarity"),
     params:
@@ -356,6 +347,7 @@ rule plot_human_similarity:
         level=PLAN.setting("estimation.similarity_level"),
         band=PLAN.setting("estimation.similarity_band"),
         style=FIGURES,
+        version=PLAN.version("plot_human_similarity"),
     script:
         "../workflow/scripts/plot_human_similarity.py"
 
@@ -364,18 +356,18 @@ rule plot_geirhos_dnn:
     input:
         rules.geirhos_dnn_table.output[0],
     output:
-        report(
-            paths.GEIRHOS_DNN_FIGURE.format(ext="png"),
-            caption="../report/geirhos_dnn_vs_humans_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "HMRI/MRSI of GoogLeNet, ResNet-152, VGG-19 vs. humans"},
-        ),
-        expand(paths.GEIRHOS_DNN_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_dnn"),
+    log:
+        paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
+    benchmark:
+        paths.benchmark("plot_geirhos_dnn", "plot_geirhos_dnn")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_geirhos_dnn"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_geirhos_dnn"),
     script:
         "../workflow/scripts/plot_geirhos_dnn.py"
 
@@ -385,66 +377,93 @@ use rule plot_geirhos_dnn as plot_geirhos_trained with:
     input:
         rules.geirhos_trained_table.output[0],
     output:
-        report(
-            paths.GEIRHOS_TRAINED_FIGURE.format(ext="png"),
-            caption="../report/geirhos_trained_vs_humans_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "trained networks: HMRI train x test"},
-        ),
-        expand(paths.GEIRHOS_TRAINED_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_trained"),
+    log:
+        paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
+    benchmark:
+        paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
     resources:
         **PLAN.resources("plot_geirhos_trained"),
+    params:
+        version=PLAN.version("plot_geirhos_trained"),
 
 
 use rule plot_geirhos_dnn as plot_geirhos_consistency with:
     input:
         rules.geirhos_error_consistency.output[0],
     output:
-        report(
-            paths.GEIRHOS_CONSISTENCY_FIGURE.format(ext="png"),
-            caption="../report/geirhos_error_consistency_figure.rst",
-            category="Humans",
-            subcategory="Geirhos et al.'s networks",
-            labels={"figure": "error consistency with the humans vs dv"},
-        ),
-        expand(paths.GEIRHOS_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_geirhos_consistency"),
+    log:
+        paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
+    benchmark:
+        paths.benchmark("plot_geirhos_consistency", "plot_geirhos_consistency")
     resources:
         **PLAN.resources("plot_geirhos_consistency"),
+    params:
+        version=PLAN.version("plot_geirhos_consistency"),
 
 
 use rule plot_geirhos_dnn as plot_model_consistency with:
     input:
         rules.model_error_consistency.output[0],
     output:
-        report(
-            paths.MODEL_CONSISTENCY_FIGURE.format(ext="png"),
-            caption="../report/model_error_consistency_figure.rst",
-            category="Error consistency",
-            labels={"figure": "error consistency between models vs dv"},
-        ),
-        expand(paths.MODEL_CONSISTENCY_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_model_consistency"),
+    log:
+        paths.log("plot_model_consistency", "plot_model_consistency"),
+    benchmark:
+        paths.benchmark("plot_model_consistency", "plot_model_consistency")
     resources:
         **PLAN.resources("plot_model_consistency"),
+    params:
+        version=PLAN.version("plot_model_consistency"),
 
 
 rule plot_defenses:
     input:
         rules.defense_table.output[0],
     output:
-        report(
-            paths.DEFENSES_FIGURE.format(ext="png"),
-            caption="../report/defenses_figure.rst",
-            category="Defenses",
-            labels={"figure": "defenses against the undefended models"},
-        ),
-        expand(paths.DEFENSES_FIGURE, ext=PLAN.extra_formats),
+        *declared_files("plot_defenses"),
+    log:
+        paths.log("plot_defenses", "plot_defenses"),
+    benchmark:
+        paths.benchmark("plot_defenses", "plot_defenses")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("plot_defenses"),
     params:
         style=FIGURES,
+        version=PLAN.version("plot_defenses"),
     script:
         "../workflow/scripts/plot_defenses.py"
+
+
+# --------------------------------------------------------------------------- declared rules
+
+
+# The rule of each figure or table declared with its script, inputs and params.
+for _product in products.generated():
+
+    rule:
+        name:
+            _product.rule
+        input:
+            **_product.inputs(PLAN),
+        output:
+            *declared_files(_product.rule),
+        log:
+            paths.log(_product.rule, declared_job(_product.rule)),
+        benchmark:
+            paths.benchmark(_product.rule, declared_job(_product.rule))
+        conda:
+            VCRBENCH_ENV
+        resources:
+            **PLAN.resources(_product.rule),
+        params:
+            **(_product.params(PLAN) if _product.params else {}),
+            version=PLAN.version(_product.rule),
+        script:
+            _product.script
 
 
 # --------------------------------------------------------------------------- target

@@ -8,11 +8,18 @@ rule prepare_clean_set:
     output:
         images=paths.CLEAN_IMAGES,
         index=paths.CLEAN_INDEX,
+    log:
+        paths.log("prepare_clean_set", "prepare_clean_set"),
+    benchmark:
+        paths.benchmark("prepare_clean_set", "prepare_clean_set")
+    conda:
+        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("prepare_clean_set"),
     params:
         dataset=PLAN.section("dataset"),
+        version=PLAN.version("prepare_clean_set"),
     script:
         "../workflow/scripts/prepare_clean_set.py"
 
@@ -23,6 +30,12 @@ rule sample_manifest:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.MANIFEST,
+    log:
+        paths.log("sample_manifest", "{corruption}"),
+    benchmark:
+        paths.benchmark("sample_manifest", "{corruption}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("sample_manifest"),
     params:
@@ -33,6 +46,7 @@ rule sample_manifest:
         options=PLAN.section("sampling")["options"],
         seed=PLAN.setting("seed"),
         vif_variant=PLAN.setting("vif.variant"),
+        version=PLAN.version("sample_manifest"),
     script:
         "../workflow/scripts/sample_manifest.py"
 
@@ -44,11 +58,18 @@ rule generate_shard:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.SHARD,
+    log:
+        paths.log("generate_shard", "{corruption}/shard-{shard}"),
+    benchmark:
+        paths.benchmark("generate_shard", "{corruption}/shard-{shard}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("generate_shard"),
     params:
         corruption=PLAN.corruption_options,
         vif_variant=PLAN.setting("vif.variant"),
+        version=PLAN.version("generate_shard"),
     script:
         "../workflow/scripts/generate_shard.py"
 
@@ -59,6 +80,12 @@ rule generate_imagenet_c:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.IMAGENET_C_SHARD,
+    log:
+        paths.log("generate_imagenet_c", "{corruption}/shard-{shard}"),
+    benchmark:
+        paths.benchmark("generate_imagenet_c", "{corruption}/shard-{shard}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("generate_imagenet_c"),
     params:
@@ -68,6 +95,7 @@ rule generate_imagenet_c:
         n_shards=PLAN.imagenet_c_n_shards,
         seed=PLAN.setting("seed"),
         vif_variant=PLAN.setting("vif.variant"),
+        version=PLAN.version("generate_imagenet_c"),
     script:
         "../workflow/scripts/generate_imagenet_c.py"
 
@@ -81,10 +109,17 @@ rule coverage_table:
     output:
         csv=paths.COVERAGE,
         histograms=paths.DV_HISTOGRAMS,
+    log:
+        paths.log("coverage_table", "coverage_table"),
+    benchmark:
+        paths.benchmark("coverage_table", "coverage_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("coverage_table"),
     params:
         corruptions=PLAN.corruptions,
         coverage=PLAN.section("coverage"),
+        version=PLAN.version("coverage_table"),
     script:
         "../workflow/scripts/coverage_table.py"

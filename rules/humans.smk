@@ -6,10 +6,17 @@
 rule ingest_human_reference:
     output:
         paths.HUMAN_TRIALS,
+    log:
+        paths.log("ingest_human_reference", "{reference}"),
+    benchmark:
+        paths.benchmark("ingest_human_reference", "{reference}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("ingest_human_reference"),
     params:
         entry=PLAN.reference_entry,
+        version=PLAN.version("ingest_human_reference"),
     script:
         "../workflow/scripts/ingest_human_reference.py"
 
@@ -21,6 +28,12 @@ rule map_human_conditions:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.HUMAN_CONDITIONS,
+    log:
+        paths.log("map_human_conditions", "{reference}"),
+    benchmark:
+        paths.benchmark("map_human_conditions", "{reference}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("map_human_conditions"),
     params:
@@ -28,6 +41,7 @@ rule map_human_conditions:
         vif_variant=PLAN.setting("vif.variant"),
         mapping=PLAN.mapping_options,
         corruptions=PLAN.reference_corruption_options,
+        version=PLAN.version("map_human_conditions"),
     script:
         "../workflow/scripts/map_human_conditions.py"
 
@@ -38,6 +52,12 @@ rule estimate_human_curves:
         conditions=rules.map_human_conditions.output[0],
     output:
         paths.human_estimates(),
+    log:
+        paths.log("estimate_human_curves", "{reference}"),
+    benchmark:
+        paths.benchmark("estimate_human_curves", "{reference}")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("estimate_human_curves"),
     params:
@@ -46,6 +66,7 @@ rule estimate_human_curves:
         anchor=PLAN.setting("humans.anchor"),
         placement=PLAN.setting("humans.placement"),
         entry=PLAN.reference_entry,
+        version=PLAN.version("estimate_human_curves"),
     script:
         "../workflow/scripts/estimate_human_curves.py"
 
@@ -60,6 +81,12 @@ rule geirhos_dnn_table:
             caption="../report/geirhos_dnn_vs_humans.rst",
             category="Tables",
         ),
+    log:
+        paths.log("geirhos_dnn_table", "geirhos_dnn_table"),
+    benchmark:
+        paths.benchmark("geirhos_dnn_table", "geirhos_dnn_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_dnn_table"),
     params:
@@ -69,6 +96,7 @@ rule geirhos_dnn_table:
         anchor=PLAN.setting("humans.anchor"),
         placement=PLAN.setting("humans.placement"),
         metric_range=PLAN.setting("humans.metric_range"),
+        version=PLAN.version("geirhos_dnn_table"),
     script:
         "../workflow/scripts/geirhos_dnn_table.py"
 
@@ -80,8 +108,16 @@ rule geirhos_conditions_table:
             caption="../report/geirhos_conditions.rst",
             category="Tables",
         ),
+    log:
+        paths.log("geirhos_conditions_table", "geirhos_conditions_table"),
+    benchmark:
+        paths.benchmark("geirhos_conditions_table", "geirhos_conditions_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_conditions_table"),
+    params:
+        version=PLAN.version("geirhos_conditions_table"),
     script:
         "../workflow/scripts/geirhos_conditions_table.py"
 
@@ -95,8 +131,14 @@ use rule geirhos_dnn_table as geirhos_trained_table with:
             caption="../report/geirhos_trained_vs_humans.rst",
             category="Tables",
         ),
+    log:
+        paths.log("geirhos_trained_table", "geirhos_trained_table"),
+    benchmark:
+        paths.benchmark("geirhos_trained_table", "geirhos_trained_table")
     resources:
         **PLAN.resources("geirhos_trained_table"),
+    params:
+        version=PLAN.version("geirhos_trained_table"),
 
 
 rule geirhos_error_consistency:
@@ -108,11 +150,18 @@ rule geirhos_error_consistency:
             caption="../report/geirhos_error_consistency.rst",
             category="Tables",
         ),
+    log:
+        paths.log("geirhos_error_consistency", "geirhos_error_consistency"),
+    benchmark:
+        paths.benchmark("geirhos_error_consistency", "geirhos_error_consistency")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("geirhos_error_consistency"),
     params:
         references=PLAN.geirhos_reference_entries,
         n_bins=PLAN.setting("estimation.bins"),
+        version=PLAN.version("geirhos_error_consistency"),
     script:
         "../workflow/scripts/geirhos_error_consistency.py"
 
@@ -126,10 +175,17 @@ rule screening_table:
             caption="../report/screening_tests.rst",
             category="Tables",
         ),
+    log:
+        paths.log("screening_table", "screening_table"),
+    benchmark:
+        paths.benchmark("screening_table", "screening_table")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("screening_table"),
     params:
         alpha=PLAN.setting("humans.screening.alpha"),
         configured=PLAN.corruptions,
+        version=PLAN.version("screening_table"),
     script:
         "../workflow/scripts/screening_table.py"

@@ -11,6 +11,12 @@ rule predict_clean:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_CLEAN,
+    log:
+        paths.log("predict_clean", "{model}"),
+    benchmark:
+        paths.benchmark("predict_clean", "{model}")
+    conda:
+        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("predict_clean"),
@@ -22,6 +28,7 @@ rule predict_clean:
         precision=PLAN.setting("inference.precision"),
         label_space=PLAN.dataset_label_space_entry,
         save_logprobs=PLAN.setting("inference.save_logprobs"),
+        version=PLAN.version("predict"),
     script:
         "../workflow/scripts/predict_clean.py"
 
@@ -32,11 +39,17 @@ rule predict_group:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_GROUP,
+    log:
+        paths.log("predict_group", "{model}/{corruption}/group-{group}"),
+    benchmark:
+        paths.benchmark("predict_group", "{model}/{corruption}/group-{group}")
+    conda:
+        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("predict_group"),
     params:
-        **rules.predict_clean.params,  # the same: only what can change predictions
+        **rules.predict_clean.params,  # the same, version too: only what can change predictions
     script:
         "../workflow/scripts/predict_shards.py"
 
@@ -47,5 +60,9 @@ use rule predict_group as predict_imagenet_c with:
         weights=PLAN.model_weights,
     output:
         paths.PREDICTIONS_IMAGENET_C,
+    log:
+        paths.log("predict_imagenet_c", "{model}/{corruption}/group-{group}"),
+    benchmark:
+        paths.benchmark("predict_imagenet_c", "{model}/{corruption}/group-{group}")
     resources:
         **PLAN.resources("predict_imagenet_c"),

@@ -10,11 +10,18 @@ rule prepare_retrain_pool:
     output:
         images=paths.POOL_IMAGES,
         index=paths.POOL_INDEX,
+    log:
+        paths.log("prepare_retrain_pool", "prepare_retrain_pool"),
+    benchmark:
+        paths.benchmark("prepare_retrain_pool", "prepare_retrain_pool")
+    conda:
+        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("prepare_retrain_pool"),
     params:
         pool=PLAN.pool_settings(),
+        version=PLAN.version("prepare_retrain_pool"),
     script:
         "../workflow/scripts/prepare_retrain_pool.py"
 
@@ -27,8 +34,16 @@ rule check_pool_overlap:
         index=rules.prepare_clean_set.output.index,
     output:
         paths.POOL_CHECK,
+    log:
+        paths.log("check_pool_overlap", "check_pool_overlap"),
+    benchmark:
+        paths.benchmark("check_pool_overlap", "check_pool_overlap")
+    conda:
+        VCRBENCH_ENV
     resources:
         **PLAN.resources("check_pool_overlap"),
+    params:
+        version=PLAN.version("check_pool_overlap"),
     script:
         "../workflow/scripts/check_pool_overlap.py"
 
@@ -41,6 +56,10 @@ use rule sample_manifest as sample_retrain_manifest with:
         disjoint=rules.check_pool_overlap.output[0],
     output:
         paths.TRAIN_MANIFEST,
+    log:
+        paths.log("sample_retrain_manifest", "{run}/{corruption}"),
+    benchmark:
+        paths.benchmark("sample_retrain_manifest", "{run}/{corruption}")
     resources:
         **PLAN.resources("sample_retrain_manifest"),
     params:
@@ -56,6 +75,10 @@ use rule generate_shard as generate_retrain_shard with:
         index=rules.prepare_retrain_pool.output.index,
     output:
         paths.TRAIN_SHARD,
+    log:
+        paths.log("generate_retrain_shard", "{run}/{corruption}/shard-{shard}"),
+    benchmark:
+        paths.benchmark("generate_retrain_shard", "{run}/{corruption}/shard-{shard}")
     resources:
         **PLAN.resources("generate_retrain_shard"),
 
@@ -78,6 +101,12 @@ rule finetune_model:
             caption="../report/retrain_training_log.rst",
             category="Retraining",
         ),
+    log:
+        paths.log("finetune_model", "{run}"),
+    benchmark:
+        paths.benchmark("finetune_model", "{run}")
+    conda:
+        VCRBENCH_ENV
     threads: 2
     resources:
         **PLAN.resources("finetune_model"),
@@ -91,5 +120,6 @@ rule finetune_model:
         keep_checkpoints=PLAN.setting("retrain.keep_checkpoints"),
         label_space=PLAN.dataset_label_space_entry,
         checkpoint_dir=PLAN.checkpoint_dir,
+        version=PLAN.version("finetune_model"),
     script:
         "../workflow/scripts/finetune_model.py"

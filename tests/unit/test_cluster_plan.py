@@ -120,6 +120,22 @@ def test_every_job_reads_weights_from_the_cache_offline_and_writes_nothing_under
     assert set(cluster.ONLINE.values()) == {"0"}
 
 
+def test_cluster_jobs_inherit_the_environment_onstart_sets():
+    """Pins what the jobs' environment relies on (issue 30): `onstart` sets it in the Snakemake
+    process (rules/checks.smk), and the SLURM executor submits every job with that process's
+    environment (sbatch --export=ALL), so a cluster job has it without the Snakefile setting it
+    when read. A new executor version that stops exporting it fails here."""
+    import inspect
+
+    from snakemake_executor_plugin_slurm import submit_string
+
+    assert "--export=ALL" in inspect.getsource(submit_string.get_submit_command)
+    checks = (REPO / "rules" / "checks.smk").read_text()
+    onstart = checks[checks.index("onstart:") : checks.index("onsuccess:")]
+    assert "os.environ.update(vcluster.job_environment(PLAN.config))" in onstart
+    assert "os.environ" not in (REPO / "rules" / "cluster.smk").read_text()
+
+
 def test_local_and_archive_rules_are_rules_of_the_workflow():
     text = "".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
     defined = set(re.findall(r"^(?:rule (\w+)|use rule \w+ as (\w+))", text, re.M))

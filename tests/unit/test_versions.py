@@ -10,11 +10,17 @@ import pytest
 
 from vcrbench.errors import PlanError
 from vcrbench.plan import Plan, load
-from vcrbench.plan.versions import SAME_STAGE, VERSIONS, stage, version
+from vcrbench.plan.versions import SAME_STAGE, VERSIONS, stage, version, versions
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 #: Rules that compute nothing (targets only).
 AGGREGATES = {"paper_figures"}
+#: Rules made with ``use rule … as X with:``.
+USED = {
+    m.group(1)
+    for p in RULES.glob("*.smk")
+    for m in re.finditer(r"^use rule \w+ as (\w+) with:", p.read_text(), re.M)
+}
 RULE_RE = re.compile(r"^(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^\S|\Z)", re.M | re.S)
 
 
@@ -28,19 +34,27 @@ def rule_blocks() -> dict[str, str]:
 
 
 def test_every_rule_has_a_stage_version_and_every_stage_a_rule():
-    """The version param is added to every rule by rules/common.smk (``add_job_defaults``, from
-    :func:`stage`), so no rule writes it and every rule's stage must have a version."""
+    """Every rule writes its stage's version as the param ``version`` (``PLAN.version``), its log
+    and benchmark under its own name, and its software; a ``use rule … with:`` rule inherits
+    the software and, where it is its parent's stage (:data:`SAME_STAGE`), the version."""
     blocks = rule_blocks()
     assert len(blocks) > 30
     stages = {}
     for rule, body in sorted(blocks.items()):
-        assert "version=" not in body, f"rule {rule} sets its own version"
         if rule in AGGREGATES:
             assert "script:" not in body
             continue
         stages[rule] = stage(rule)
-        assert stages[rule] in VERSIONS, (rule, stages[rule])
-    assert set(stages.values()) == set(VERSIONS)  # no stage without a rule
+        assert stages[rule] in versions(), (rule, stages[rule])
+        child = rule in USED
+        inherited = (child and rule in SAME_STAGE) or re.search(r"\*\*rules\.\w+\.params", body)
+        if not inherited:
+            assert f'version=PLAN.version("{stages[rule]}")' in body, rule
+        assert re.search(rf'log:\n\s+paths\.log\("{rule}", "([^"]+)"\)', body), rule
+        name = re.search(rf'log:\n\s+paths\.log\("{rule}", "([^"]+)"\)', body).group(1)
+        assert f'paths.benchmark("{rule}", "{name}")' in body, rule
+        assert child or "conda:\n        VCRBENCH_ENV" in body, rule
+    assert set(stages.values()) == set(versions())  # no stage without a rule
     assert set(SAME_STAGE) <= set(stages)  # no alias of a rule that is gone
     assert {r for r, s in stages.items() if s == "predict"} == {
         "predict_clean",
@@ -49,7 +63,8 @@ def test_every_rule_has_a_stage_version_and_every_stage_a_rule():
     }
     assert stages["generate_retrain_shard"] == "generate_shard"
     assert stages["geirhos_trained_table"] == "geirhos_trained_table"  # its own computation
-    assert all(isinstance(v, int) and v >= 1 for v in VERSIONS.values())
+    assert all(isinstance(v, int) and v >= 1 for v in versions().values())
+    assert versions()["plot_curves"] == 1  # a declared figure's (vcrbench.plan.products)
 
 
 def test_an_unknown_stage_is_named():

@@ -20,6 +20,7 @@ import pytest
 from vcrbench.datasets import read_embedded_dataset
 from vcrbench.plan import runlock
 
+from ..support import runs
 from .conftest import snakemake, snakemake_command, write_config
 
 #: What differs between two runs by design: logs and benchmarks (timings).
@@ -71,7 +72,9 @@ def start(workdir: Path, config: Path) -> subprocess.Popen:
 def wait_for(condition, proc: subprocess.Popen, timeout: float = 900) -> None:
     end = time.monotonic() + timeout
     while not condition():
-        assert proc.poll() is None, "the run ended before the kill point: " + proc.stdout.read()[-3000:]
+        assert proc.poll() is None, (
+            "the run ended before the kill point: " + proc.stdout.read()[-3000:]
+        )
         assert time.monotonic() < end, "kill point never reached"
         time.sleep(0.05)
 
@@ -79,6 +82,33 @@ def wait_for(condition, proc: subprocess.Popen, timeout: float = 900) -> None:
 def kill_group(proc: subprocess.Popen) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def test_the_run_lock_is_the_workflows_own_taken_by_a_real_run_only(tmp_path):
+    """What the run lock relies on in Snakemake, pinned (issue 30): the workflow profile's
+    `nolock` is honoured (Snakemake's own lock, as a killed run leaves it, stops nothing), and the
+    lock is taken in `onstart`, which Snakemake runs for a real run only, before any job: a dry
+    run beside a live run goes on, a real one is refused naming it and makes nothing."""
+    config = write_config(tmp_path / "config.yaml")
+    target = "results/checks/images.json"
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.output.lock").write_text(f"{target}\n")  # Snakemake's lock, left by a kill
+    with runs.live_run(tmp_path) as live:
+        dry = snakemake(tmp_path, "-n", target, configfile=config)
+        assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+        refused = snakemake(tmp_path, "--cores", "1", target, configfile=config)
+        said = refused.stdout + refused.stderr
+        assert refused.returncode != 0
+        assert (
+            f"another run of this workflow is live in {tmp_path.resolve()}: process {live.pid}"
+            in said
+        )
+        assert not (tmp_path / target).exists()
+    done = snakemake(tmp_path, "--cores", "1", target, configfile=config)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert (tmp_path / target).is_file()
+    assert runlock.holder(tmp_path) is None  # released at the end
 
 
 @pytest.mark.slow
@@ -90,21 +120,28 @@ def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
 
     # 1. a second run beside a live one is refused, naming it, never advising --unlock
     first = start(workdir, config)
-    wait_for(lambda: any(r.locks for r in runlock.runs(workdir)), first)
+    wait_for(lambda: getattr(runlock.holder(workdir), "pid", None) == first.pid, first)
     second = snakemake(workdir, "--cores", "2", configfile=config)
     said = second.stdout + second.stderr
     assert second.returncode != 0
-    assert f"another run of this workflow is live in {workdir.resolve()}: process {first.pid}" in said
+    assert (
+        f"another run of this workflow is live in {workdir.resolve()}: process {first.pid}" in said
+    )
     assert "--unlock" not in said
 
     # 2. killed while test sets are being generated, then once predictions exist
     wait_for(lambda: (results / "logs" / "generate_shard").is_dir(), first)
     kill_group(first)
-    assert runlock.lock_files(workdir)  # what Snakemake alone would stop on
+    # its record is left, and Snakemake's own lock (were it on) would stop every later run
+    assert runlock.holder(workdir).pid == first.pid
     # what a job killed while writing leaves: a temporary named after its (dead) process
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = results / "testsets" / f".shard-00000.parquet.{socket.gethostname()}.{dead.pid}.ab_cd123.tmp"
+    stale = (
+        results
+        / "testsets"
+        / f".shard-00000.parquet.{socket.gethostname()}.{dead.pid}.ab_cd123.tmp"
+    )
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"half a shard")
     again = start(workdir, config)
@@ -115,9 +152,9 @@ def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
     last = snakemake(workdir, "--cores", "2", configfile=config)
     said = last.stdout + last.stderr
     assert last.returncode == 0, said[-6000:]
-    assert "removed the lock of a run that is gone" in said
+    assert f"the run process {again.pid} on host" in said and "is gone" in said
     assert temporaries(workdir) == []
-    assert runlock.runs(workdir) == []
+    assert runlock.holder(workdir) is None
     theirs, ours = outputs(finished_run), outputs(workdir)
     assert sorted(ours) == sorted(theirs)
     assert [p for p in ours if ours[p] != theirs[p]] == []
@@ -143,7 +180,10 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
     failed = snakemake(copy_run, "--cores", "2", configfile=config)
     said = failed.stdout + failed.stderr
     assert failed.returncode != 0
-    assert f"vcrbench: job predict_group (model=efficientnet_lite0, corruption=gaussian_noise, group=00000) failed: input {shard} was damaged and is now deleted: run the same command again" in said
+    assert (
+        f"vcrbench: job predict_group (model=efficientnet_lite0, corruption=gaussian_noise, group=00000) failed: input {shard} was damaged and is now deleted: run the same command again"
+        in said
+    )
     assert not path.exists()
 
     # and the same command regenerates it and what depends on it, byte-identical
@@ -244,7 +284,9 @@ def test_a_failed_job_is_one_line_then_its_log(tmp_path):
     assert proc.returncode != 0
     failed = [line for line in said.splitlines() if line.startswith("vcrbench: ")]
     assert len(failed) == 2, said[-4000:]
-    job = re.fullmatch(r"vcrbench: job sample_manifest \(corruption=(\w+)\) failed: (.*)", failed[0])
+    job = re.fullmatch(
+        r"vcrbench: job sample_manifest \(corruption=(\w+)\) failed: (.*)", failed[0]
+    )
     assert job is not None, failed
     assert job[2].startswith(
         "input results/dataset/index.parquet was damaged and is now deleted: run the same "

@@ -6,6 +6,8 @@
 - :mod:`~vcrbench.plan.config`, :mod:`~vcrbench.plan.humans`, :mod:`~vcrbench.plan.retrain`,
   :mod:`~vcrbench.plan.figures`: the quantities derived from each block;
 - :mod:`~vcrbench.plan.paths`: every output path; :mod:`~vcrbench.plan.resources`: what jobs need;
+- :mod:`~vcrbench.plan.products`: every figure and table, declared once (outputs, caption,
+  version, locality, what a config asks for);
 - :class:`~vcrbench.plan.rules.Plan`: all of it as the rule files use it, its methods grouped by
   stage in :mod:`~vcrbench.plan.facets`.
 

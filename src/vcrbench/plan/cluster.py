@@ -1,10 +1,11 @@
 """What a run needs on a cluster besides each job's resources (:mod:`vcrbench.plan.resources`):
-which rules run where Snakemake runs (:data:`LOCAL_RULES`), which rebuild the figures and tables
-from an archive of results (:data:`ARCHIVE_RULES`), and the environment every job runs in
+which rules run where Snakemake runs (:func:`local_rules`), which rebuild the figures and tables
+from an archive of results (:func:`archive_rules`), and the environment every job runs in
 (:func:`job_environment`).
 
-**Environment.** Every job (a workflow script is a subprocess of the Snakemake process that parsed
-the Snakefile, which sets these) finds model weights in the configured cache
+**Environment.** Every job (a workflow script is a subprocess of the Snakemake process, whose
+``onstart`` sets these before any job starts; a cluster job inherits them from it, the SLURM
+executor submitting with ``--export=ALL``) finds model weights in the configured cache
 (``inference.weights_cache``, filled once by the ``fetch_weights`` rule) with the model hubs
 offline, so an inference job never opens a network connection; and every other cache
 (matplotlib, fontconfig, anything that honours ``XDG_CACHE_HOME``) goes under ``$TMPDIR``,
@@ -19,51 +20,57 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-#: Rules that take seconds: aggregation, tables and figures, and fetching weights (it needs the
-#: network, which compute nodes often lack). On a cluster they run where Snakemake runs instead
-#: of waiting in the queue.
-ARCHIVE_RULES = (
+#: Rules that take seconds besides the declared figures and tables (vcrbench.plan.products):
+#: aggregation, and fetching weights (it needs the network, which compute nodes often lack). On a
+#: cluster they run where Snakemake runs instead of waiting in the queue.
+_AGGREGATES = (
     "zero_shot_tables",
     "collect_metrics",
     "model_differences",
     "defense_table",
     "model_error_consistency",
-    "imagenet_c_accuracy",
-    "paper_tables",
-    "models_table",
-    "retraining_table",
-    "human_similarity",
     "geirhos_dnn_table",
     "geirhos_conditions_table",
     "geirhos_trained_table",
     "geirhos_error_consistency",
     "screening_table",
     "definitions_table",
-    "imagenet_c_mce",
-    "corruption_categories",
-    "imagenet_c_clean_correct",
     "clean_correct",
     "zero_shot_unseen_only",
-    "plot_curves",
-    "plot_hmri_mrsi",
-    "plot_dv_histograms",
-    "plot_examples",
-    "plot_imagenet_c_vs_vcr",
-    "plot_human_similarity",
-    "plot_geirhos_dnn",
-    "plot_geirhos_trained",
-    "plot_geirhos_consistency",
-    "plot_model_consistency",
-    "plot_defenses",
-    "paper_figures",
-    # the Δv coverage table reads the shards; rules that name it by ``rules.coverage_table``
-    # bring it into any run of theirs (Snakemake follows such references past --allowed-rules)
-    "coverage_table",
-    "all",
 )
-#: Every local rule: the figure and table rules (the coverage table reads Δv columns only), the
-#: dataset's check (seconds, before any other job) and the weights' download.
-LOCAL_RULES = (*ARCHIVE_RULES, "ingest_human_reference", "check_images", "fetch_weights")
+#: Rules of the archive mode besides the declared figures and tables: the targets, and the Δv
+#: coverage table, which reads the shards; rules that name it by ``rules.coverage_table`` bring it
+#: into any run of theirs (Snakemake follows such references past --allowed-rules).
+_ARCHIVE_TARGETS = ("paper_figures", "coverage_table", "all")
+#: Local rules that are not of the archive: the dataset's check (seconds, before any other job),
+#: the human reference's ingestion and the weights' download.
+_LOCAL_ONLY = ("ingest_human_reference", "check_images", "fetch_weights")
+
+
+def archive_rules() -> tuple[str, ...]:
+    """The rules that rebuild every figure and table from an archive of results
+    (:func:`archive_args`): the aggregations, every declared figure and table, the targets."""
+    from vcrbench.plan.products import products
+
+    return (*_AGGREGATES, *(p.rule for p in products()), *_ARCHIVE_TARGETS)
+
+
+def local_rules() -> tuple[str, ...]:
+    """Every local rule: the aggregations, the declared figures and tables that are ``local``,
+    the targets and the coverage table (it reads Δv columns only), and :data:`_LOCAL_ONLY`."""
+    from vcrbench.plan.products import products
+
+    declared = tuple(p.rule for p in products() if p.local)
+    return (*_AGGREGATES, *declared, *_ARCHIVE_TARGETS, *_LOCAL_ONLY)
+
+
+def __getattr__(name: str):
+    """``ARCHIVE_RULES`` and ``LOCAL_RULES``, as of the products declared so far."""
+    if name == "ARCHIVE_RULES":
+        return archive_rules()
+    if name == "LOCAL_RULES":
+        return local_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def defined(names: Iterable[str], rules: Iterable[str]) -> list[str]:
@@ -111,9 +118,9 @@ ONLINE = {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0", "HF_DATASETS_OFFLI
 def archive_args() -> list[str]:
     """Snakemake's arguments that rebuild every figure and table from the predictions and
     estimates in ``results/`` alone, whatever their mtimes and without ``.snakemake/`` (a copied
-    or archived run): only :data:`ARCHIVE_RULES` may run, all of them; every other file must be
+    or archived run): only :func:`archive_rules` may run, all of them; every other file must be
     there (``make figures``)."""
-    return ["--forceall", "--allowed-rules", *ARCHIVE_RULES]
+    return ["--forceall", "--allowed-rules", *archive_rules()]
 
 
 def snakemake_command(

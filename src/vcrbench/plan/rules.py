@@ -138,8 +138,6 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
             outputs.append(paths.SCREENING_TABLE)
         if self.geirhos_references and self.config["humans"]["trained_table"]:
             outputs.append(paths.GEIRHOS_TRAINED_TABLE)
-            formats = self.figure_options["formats"]
-            outputs += [paths.fill(paths.GEIRHOS_TRAINED_FIGURE, ext=f) for f in formats]
         return outputs + self.figure_targets
 
 

@@ -1,99 +1,65 @@
-"""Runs of the workflow in one folder: a killed run's lock cleared, a live run never.
+"""One run of the workflow per folder: a live run refused by name, a killed run resumed as is.
 
-Snakemake locks the outputs of a run in ``.snakemake/locks/`` and removes the lock when the run
-ends; a run that is killed (SIGKILL, power loss) leaves it, and Snakemake then refuses every later
-run until ``--unlock``, the same advice it gives when another run is live, where following it lets
-two runs write the same files. Here the workflow knows its runs instead:
+Snakemake's own lock of a run's files (``.snakemake/locks/``) outlives a killed run and then
+refuses every later one until ``--unlock``, the advice it also gives when another run is live,
+where following it lets two runs write the same files. The workflow turns it off (``nolock`` in
+its profile, ``profiles/default``) and takes its own instead, in the workflow's ``onstart``: where
+Snakemake runs only for a real run (not a dry run, not a cluster job, which Snakemake starts with
+``--no-hooks``), after it has planned the jobs and before it starts any:
 
-- the main Snakemake process of a run records itself when it reads the Snakefile
-  (:func:`claim`: process id, its start time, host, command, when), and the lock files it holds
-  once it has taken them (:func:`record_locks`, from the workflow's ``onstart``); the record is
-  removed when the run ends (:func:`release`);
-- before the lock is checked, :func:`clear_stale` removes the locks of recorded runs whose process
-  is gone from this host (saying so in one line): the plain command resumes a killed run;
-- a run that finds the lock of a live run stops with :func:`refusal`'s message: which run (process,
-  host, since when), and what to do (wait for it, or stop it), never to unlock.
+- :func:`acquire` takes an exclusive ``flock`` of :data:`LOCK` and writes the run's record into it
+  (process id, host, command, since when). The kernel holds that lock for the process and lets it
+  go when the process ends, however it ends: a killed run (SIGKILL, power loss) leaves nothing that
+  stops the next run, which says in one line that it resumes the gone run's work;
+- a run that cannot take the lock stops with :func:`refusal`'s message: which run (process, host,
+  since when), and what to do (wait for it, or stop it), never to unlock;
+- :func:`release` (``onsuccess``/``onerror``) empties the record and lets the lock go.
 
-A lock held by a run on another host, or by a run with no record, is never cleared.
+``flock`` is the operating system's, so no Snakemake internal is involved; on a shared file
+system across hosts it holds where the file system supports locks (NFSv4, Lustre, GPFS do).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shlex
 import socket
 import sys
 import time
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from vcrbench.io import process_alive, write_json
+#: The lock and record of the live run, relative to the working directory.
+LOCK = Path(".snakemake") / "vcrbench-run.lock"
 
-#: Snakemake's lock files (file persistence backend), relative to the working directory.
-LOCKS = Path(".snakemake") / "locks"
-#: The records of this workflow's runs, one JSON file per run.
-RUNS = Path(".snakemake") / "vcrbench-runs"
+
+class AnotherRunIsLive(RuntimeError):
+    """A run found the folder taken by a live run (the message names it)."""
 
 
 def _host() -> str:
     return socket.gethostname() or "localhost"
 
 
-def process_start(pid: int) -> str | None:
-    """When process ``pid`` started (its start time in clock ticks since boot, from
-    ``/proc/<pid>/stat``), so that a reused process id is not taken for the run; None where
-    unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat[stat.rindex(")") + 2 :].split()[19]
-
-
 @dataclass
 class Run:
-    """One run's record."""
+    """One run's record, and (while it runs) the open file that holds the lock."""
 
     pid: int
     host: str
-    started: str  # UTC, ISO 8601
+    started: str  # UTC
     command: str
-    process_start: str | None = None
-    #: The lock files (names in .snakemake/locks) the run holds; None until it has taken them.
-    locks: list[str] | None = None
-
-    @property
-    def file(self) -> Path:
-        return RUNS / f"{self.host}.{self.pid}.json"
-
-    def alive(self) -> bool | None:
-        """Whether the run's process exists; None for a run on another host (unknowable)."""
-        if self.host != _host():
-            return None
-        if not process_alive(self.pid):
-            return False
-        return self.process_start is None or process_start(self.pid) == self.process_start
+    workdir: str = "."
+    _fd: int | None = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         return f"process {self.pid} on host {self.host}, started {self.started} (`{self.command}`)"
 
-
-def runs(workdir: str | Path = ".") -> list[Run]:
-    """Every recorded run of the workflow in ``workdir``."""
-    folder = Path(workdir) / RUNS
-    found = []
-    for file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        with contextlib.suppress(OSError, ValueError, TypeError):
-            found.append(Run(**json.loads(file.read_text())))
-    return found
-
-
-def lock_files(workdir: str | Path = ".") -> set[str]:
-    folder = Path(workdir) / LOCKS
-    return {p.name for p in folder.glob("*.lock")} if folder.is_dir() else set()
+    def record(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_") and k != "workdir"}
 
 
 def _command() -> str:
@@ -102,119 +68,69 @@ def _command() -> str:
     return " ".join(shlex.quote(a) for a in [name, *sys.argv[1:]])
 
 
-def claim(workdir: str | Path = ".") -> Run:
-    """Record this process as a run of the workflow in ``workdir``."""
-    pid = os.getpid()
+def holder(workdir: str | Path = ".") -> Run | None:
+    """The run recorded in the lock file of ``workdir`` (live or gone), None if none is."""
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        return Run(**json.loads((Path(workdir) / LOCK).read_text()), workdir=str(workdir))
+    return None
+
+
+def acquire(workdir: str | Path = ".") -> Run:
+    """Take the folder for this process (module docstring); raises :class:`AnotherRunIsLive`,
+    naming the live run, if another process holds it. A record left by a run whose process is
+    gone is said (one line on stderr) and replaced."""
+    path = Path(workdir) / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise AnotherRunIsLive(refusal(workdir)) from None
+    gone = holder(workdir)
+    if gone is not None:
+        print(
+            f"vcrbench: the run {gone.describe()} is gone (its lock went with its process); "
+            "resuming its work",
+            file=sys.stderr,
+            flush=True,
+        )
     run = Run(
-        pid=pid,
+        pid=os.getpid(),
         host=_host(),
         started=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         command=_command(),
-        process_start=process_start(pid),
+        workdir=str(workdir),
+        _fd=fd,
     )
-    write_json(asdict(run), Path(workdir) / run.file)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(run.record()).encode(), 0)
+    os.fsync(fd)
     return run
 
 
-def record_locks(run: Run, locks: Iterable[str | os.PathLike], workdir: str | Path = ".") -> None:
-    """Record the lock files ``run`` holds (once Snakemake has taken them)."""
-    run.locks = sorted(Path(p).name for p in locks)
-    write_json(asdict(run), Path(workdir) / run.file)
+def release(run: Run | None) -> None:
+    """The run is over: its record emptied, its lock let go (nothing for None or twice)."""
+    if run is None or run._fd is None:
+        return
+    fd, run._fd = run._fd, None
+    try:
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # closing the file lets the flock go
 
 
-def release(run: Run, workdir: str | Path = ".") -> None:
-    (Path(workdir) / run.file).unlink(missing_ok=True)
-
-
-def clear_stale(workdir: str | Path = ".") -> list[str]:
-    """Remove the locks of recorded runs whose process is gone from this host, and their records;
-    returns one line per run whose locks were removed.
-
-    A run that died before it recorded its locks (killed while Snakemake built its jobs) leaves
-    locks no record names: those are removed too, unless a live run has not recorded its own yet
-    (they may be its)."""
-    workdir = Path(workdir)
-    recorded = runs(workdir)
-    dead = [r for r in recorded if r.alive() is False]
-    live = [r for r in recorded if r.alive() is not False]
-    present = lock_files(workdir)
-    held = {name for r in live for name in r.locks or ()}
-    pending = any(r.locks is None for r in live)
-    named = {name for r in recorded for name in r.locks or ()}
-    lines = []
-    for run in dead:
-        if run.locks is not None:
-            stale = set(run.locks) & (present - held)
-        else:
-            stale = set() if pending else present - named
-        for name in sorted(stale):
-            (workdir / LOCKS / name).unlink(missing_ok=True)
-        present -= stale
-        if stale:
-            lines.append(
-                f"vcrbench: removed the lock of a run that is gone ({run.describe()}: no such "
-                "process on this host any more); resuming its work"
-            )
-        (workdir / run.file).unlink(missing_ok=True)
-    return lines
-
-
-def refusal(workdir: str | Path = ".", me: int | None = None) -> str:
-    """Why a run cannot start while the folder is locked: the live runs, and what to do."""
-    workdir = Path(workdir).resolve()
-    me = os.getpid() if me is None else me
-    others = [r for r in runs(workdir) if r.alive() is not False and r.pid != me]
-    if not others:
-        return (
-            f"the outputs of this run in {workdir} are locked by a Snakemake run this workflow "
-            f"has no record of ({LOCKS}/: {', '.join(sorted(lock_files(workdir)))}). If no "
-            f"Snakemake process runs in this folder (check: ps -ef | grep snakemake), remove "
-            f"{LOCKS} and run the same command again"
-        )
-    listed = "; ".join(r.describe() for r in others)
-    pids = " ".join(str(r.pid) for r in others if r.host == _host())
-    stop = f" or stop it (kill {pids})" if pids else ""
+def refusal(workdir: str | Path = ".") -> str:
+    """Why a run cannot start while another holds the folder: which run, and what to do."""
+    where = Path(workdir).resolve()
+    live = holder(workdir)
+    if live is None:  # taken, its record not yet written
+        listed, stop = "a run that is starting", ""
+    else:
+        listed = live.describe()
+        stop = f" or stop it (kill {live.pid})" if live.host == _host() else ""
     return (
-        f"another run of this workflow is live in {workdir}: {listed}. This run stops so as not "
+        f"another run of this workflow is live in {where}: {listed}. This run stops so as not "
         f"to write the same files: wait for that run to end{stop}, then run the same command "
         "again (a run that was killed is resumed by the same command; nothing to unlock)"
     )
-
-
-# --------------------------------------------------------------------------- the Snakefile's hooks
-
-
-def start(workflow) -> Run | None:
-    """What the Snakefile runs when it is read: in the main process of a run (not in a job's, which
-    read it too) clear stale locks (:func:`clear_stale`), record this run (:func:`claim`), and
-    make Snakemake's refusal of a locked folder say which run is live (:func:`refusal`). Returns
-    the run (None inside a job)."""
-    if workflow.subprocess_exec or workflow.remote_exec:
-        return None
-    import snakemake.exceptions
-
-    for line in clear_stale():
-        print(line, file=sys.stderr, flush=True)
-    run = claim()
-    base = snakemake.exceptions.LockException
-
-    class AnotherRunIsLive(base):
-        def __init__(self) -> None:
-            super(base, self).__init__(refusal())
-
-    # Snakemake raises snakemake.exceptions.LockException() when it finds the folder locked.
-    snakemake.exceptions.LockException = AnotherRunIsLive
-    return run
-
-
-def started(workflow, run: Run | None) -> None:
-    """``onstart`` (a real run, its lock taken): record the lock files it holds."""
-    if run is not None:
-        held = getattr(workflow.persistence, "_lockfile", {})  # Snakemake's file backend
-        record_locks(run, held.values())
-
-
-def ended(run: Run | None) -> None:
-    """``onsuccess``/``onerror``: the run is over."""
-    if run is not None:
-        release(run)

@@ -2,14 +2,17 @@
 writes, and the next run redoes that stage's jobs and everything that reads their outputs, and
 nothing else.
 
-Every job gets its stage's version as the param ``version`` (:func:`stage` of its rule, set for
-every rule at once by ``add_job_defaults`` in ``rules/common.smk``); Snakemake reruns a job whose
+Every job gets its stage's version as the param ``version`` (each rule's
+``version=PLAN.version("<its stage>")``, :func:`stage` of its rule); Snakemake reruns a job whose
 params changed (its ``params`` rerun trigger, on by default), and the jobs downstream of it since
 their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAGE`: ``predict``
 (the three prediction rules, one computation), and the training set's
 ``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
 evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every
 output's provenance record (``stage_version``, :mod:`vcrbench.provenance`).
+
+The versions of the figures and tables are in their declarations (:mod:`vcrbench.plan.products`);
+:func:`versions` is every stage's.
 """
 
 from __future__ import annotations
@@ -46,26 +49,6 @@ VERSIONS: dict[str, int] = {
     "zero_shot_unseen_only": 1,
     "defense_table": 1,
     "definitions_table": 2,
-    # tables and figures
-    "imagenet_c_accuracy": 1,
-    "imagenet_c_mce": 1,
-    "imagenet_c_clean_correct": 1,
-    "corruption_categories": 1,
-    "paper_tables": 1,
-    "models_table": 1,
-    "retraining_table": 1,
-    "human_similarity": 1,
-    "plot_curves": 1,
-    "plot_hmri_mrsi": 1,
-    "plot_dv_histograms": 1,
-    "plot_examples": 1,
-    "plot_imagenet_c_vs_vcr": 1,
-    "plot_human_similarity": 1,
-    "plot_geirhos_dnn": 1,
-    "plot_geirhos_trained": 1,
-    "plot_geirhos_consistency": 1,
-    "plot_model_consistency": 1,
-    "plot_defenses": 1,
     # retraining
     "prepare_retrain_pool": 1,
     "check_pool_overlap": 1,
@@ -91,12 +74,25 @@ def stage(rule: str) -> str:
     return SAME_STAGE.get(rule, rule)
 
 
+def versions() -> dict[str, int]:
+    """Every stage's version: :data:`VERSIONS`, and those of the declared figures and tables (a
+    stage in both is an error naming it)."""
+    from vcrbench.plan.products import products
+
+    declared = {p.rule: p.version for p in products()}
+    both = sorted(set(declared) & set(VERSIONS))
+    if both:
+        raise PlanError(f"stage(s) {both} have a version in VERSIONS and in a declaration")
+    return {**VERSIONS, **declared}
+
+
 def version(stage: str) -> int:
     """The version of ``stage``'s computation (an error naming it if it has none)."""
+    known = versions()
     try:
-        return VERSIONS[stage]
+        return known[stage]
     except KeyError:
         raise PlanError(
-            f"stage {stage!r} has no version in vcrbench.plan.versions"
-            + did_you_mean(stage, VERSIONS)
+            f"stage {stage!r} has no version in vcrbench.plan.versions or a declared figure or "
+            "table (vcrbench.plan.products)" + did_you_mean(stage, known)
         ) from None

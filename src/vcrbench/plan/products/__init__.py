@@ -1,0 +1,47 @@
+"""Figures and tables, each declared once: :mod:`.registry` (what a declaration holds, and the
+registry), :mod:`.builtin` (the workflow's own). :func:`targets` lists the files of every
+declared product a config asks for (what ``rule all`` and ``rule paper_figures`` build)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vcrbench.figures.options import check_options
+from vcrbench.plan.config import corruption_names
+from vcrbench.plan.products import builtin as _builtin  # noqa: F401  (registers them)
+from vcrbench.plan.products.registry import (
+    REPORT_FORMAT,
+    Output,
+    Product,
+    declare,
+    generated,
+    once,
+    product,
+    products,
+)
+
+
+def targets(config: Mapping) -> list[str]:
+    """Every file of every declared figure and table that ``config`` asks for."""
+    formats = check_options(config["figures"])["formats"]
+    values = {"corruption": corruption_names(config)}
+    return [f for p in products() for f in p.targets(config, formats, values)]
+
+
+def local_rules() -> list[str]:
+    """The declared rules that run where Snakemake runs."""
+    return [p.rule for p in products() if p.local]
+
+
+__all__ = [
+    "REPORT_FORMAT",
+    "Output",
+    "Product",
+    "declare",
+    "generated",
+    "local_rules",
+    "once",
+    "product",
+    "products",
+    "targets",
+]

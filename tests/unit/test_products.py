@@ -1,0 +1,80 @@
+"""vcrbench.plan.products: each figure and table declared once, its files, version and locality
+read from the declaration (issue 30)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vcrbench.errors import PlanError
+from vcrbench.plan import cluster, load, products, versions
+
+REPO = Path(__file__).resolve().parents[2]
+
+NAMES = {"corruption": ["fog", "snow"]}
+
+
+def test_a_figure_is_shown_as_png_and_written_in_every_format():
+    curves = products.product("plot_curves").outputs[0]
+    assert curves.shown(NAMES) == [
+        (
+            "results/figures/curves/{corruption}.png",
+            "{corruption}",
+            {"corruption": "{corruption}", "figure": "curves s_a, s_p"},
+        )
+    ]
+    assert curves.others(["pdf", "svg"], NAMES) == [
+        "results/figures/curves/{corruption}.pdf",
+        "results/figures/curves/{corruption}.svg",
+    ]
+    assert curves.files(["svg"], {"corruption": "fog"}, NAMES) == ["results/figures/curves/fog.svg"]
+
+
+def test_an_output_per_corruption_in_one_rule():
+    leaderboards = products.product("paper_tables").outputs[2]
+    shown = leaderboards.shown(NAMES)
+    assert [s[0] for s in shown] == [
+        "results/tables/paper/leaderboard/fog.csv",
+        "results/tables/paper/leaderboard/snow.csv",
+    ]
+    assert shown[1][1:] == ("snow", {"corruption": "snow", "table": "leaderboard"})
+    assert leaderboards.others(["pdf"], NAMES) == [  # a table's formats, not the figures'
+        "results/tables/paper/leaderboard/fog.md",
+        "results/tables/paper/leaderboard/fog.tex",
+        "results/tables/paper/leaderboard/snow.md",
+        "results/tables/paper/leaderboard/snow.tex",
+    ]
+
+
+def test_what_a_config_plans():
+    config = load(REPO / "config" / "config.yaml")
+    corruptions = list(config["corruptions"])
+    assert products.product("plot_curves").planned(config) == [
+        {"corruption": c} for c in corruptions
+    ]
+    assert products.product("plot_defenses").planned(config) == []  # no defended model
+    assert products.product("models_table").planned(config) == [{}]
+    targets = products.targets(config)
+    assert "results/tables/paper/table1_models.tex" in targets
+    assert f"results/figures/curves/{corruptions[0]}.pdf" in targets
+    assert not [t for t in targets if "defenses" in t]
+
+
+def test_versions_and_locality_come_from_the_declarations():
+    for p in products.products():
+        assert versions.version(p.rule) == p.version
+        assert p.rule in cluster.archive_rules()
+        assert (p.rule in cluster.local_rules()) == p.local
+    assert not set(versions.VERSIONS) & {p.rule for p in products.products()}
+
+
+def test_a_declaration_is_checked():
+    with pytest.raises(PlanError, match="'plot_curves' is declared twice"):
+        products.declare(products.product("plot_curves"))
+    half = products.Product("plot_half", (), script="x.py")
+    with pytest.raises(PlanError, match="'plot_half'.*both its script and its inputs"):
+        products.declare(half)
+    with pytest.raises(PlanError, match="no figure or table rule 'plot_curvs'.*plot_curves"):
+        products.product("plot_curvs")
+    assert "plot_half" not in {p.rule for p in products.products()}

@@ -180,6 +180,12 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
     "vcrbench.measure:visual_change": {"vif_variant": "vif.variant"},
+    "vcrbench.measure:corrupt_stored": {
+        "resize": "dataset.resize",
+        "crop": "dataset.crop",
+        "vif_variant": "vif.variant",
+    },
+    "vcrbench.measure:corrupt_and_measure": {"vif_variant": "vif.variant"},
     "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
     "vcrbench.metrics:compare": {
         "level": "estimation.level",

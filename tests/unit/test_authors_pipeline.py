@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 from scipy.ndimage import gaussian_filter
 
-from vcrbench import measure, plan, vif
+from vcrbench import io, measure, plan, sampling, testset, vif
 from vcrbench.corruptions import get_corruption
 from vcrbench.datasets import (
     CLEAN_STORED,
@@ -171,6 +171,26 @@ def test_the_clean_set_passes_its_grey_conversion_to_every_measurement(photos, t
     assert measure.pipeline_of(uint8) == {"grey": "uint8"}
 
 
+def test_manifests_and_shards_of_a_stored_clean_set_follow_its_pipeline(photos, tmp_path):
+    _, _, stored = _clean_sets(photos, tmp_path)
+    stored = CleanSet(stored.images_path, stored.index, grey="uint8", view=stored.view)
+    c = get_corruption("gaussian_noise", {"domain_set": "paper"})
+    manifest = sampling.make_manifest(c, stored, 6, 3, seed=5, mode="dv-stratified")
+    path = testset.generate_shard(manifest, 0, stored, c, tmp_path / "shard.parquet")
+    shard = io.read_parquet(path)
+    rows = manifest[manifest["shard"] == 0]
+    assert (shard["height"] == 224).all() and (shard["width"] == 224).all()
+    # the shard's Δv is the one the manifest measured, both at the stored size with uint8 grey
+    assert np.allclose(shard["dv"], rows["measured_dv"])
+    first = rows.iloc[0]
+    full = stored.stored_image(first["image_id"])
+    corrupted = c.apply(full, {"sigma": first["param.sigma"]}, int(first["seed"]))
+    want = measure.visual_change(full[None], corrupted[None], grey="uint8")[1][0]
+    assert shard["dv"].iloc[0] == pytest.approx(want)
+    assert io.read_metadata(path)["resolution"] == "stored"
+    assert io.read_metadata(path)["grey"] == "uint8"
+
+
 # ------------------------------------------------------------------ config
 
 
@@ -245,3 +265,22 @@ def test_bench_table2_measures_a_folder_of_images_both_ways(photos, tmp_path, mo
     assert result["vcr_dv"]["crop/float"] != result["vcr_dv"]["stored/float"]
     with pytest.raises(SystemExit):
         bench_table2.main(["--dataset", "folder", "--path", str(folder)])
+
+
+def test_vif_keeps_a_bounded_number_of_filter_spectra_over_many_image_sizes():
+    from vcrbench.vif import _backends
+
+    backend = _backends.get_backend(None)
+    rng = np.random.default_rng(3)
+    for k in range(_backends.MAX_SPECTRA + 8):
+        a = rng.integers(0, 256, (80 + k, 90, 3), dtype=np.uint8)
+        vif.delta_v(a, a)
+    assert len(backend._spectra) <= _backends.MAX_SPECTRA
+    # a size seen before gives the same value after its spectra were dropped and made again
+    a = rng.integers(0, 256, (80, 90, 3), dtype=np.uint8)
+    b = np.clip(a.astype(int) + 20, 0, 255).astype(np.uint8)
+    first = vif.delta_v(a, b)[1]
+    for k in range(_backends.MAX_SPECTRA):
+        c = rng.integers(0, 256, (100 + k, 90, 3), dtype=np.uint8)
+        vif.delta_v(c, c)
+    assert vif.delta_v(a, b)[1] == first

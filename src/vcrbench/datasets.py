@@ -36,13 +36,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image
 from tqdm.auto import tqdm
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
+from vcrbench.imagefiles import bounded_size as bounded_size  # the dataset readers' API
 from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
 from vcrbench.imagefiles import read_image
+from vcrbench.imagefiles import resize_center_crop as resize_center_crop
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
 from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
 from vcrbench.listing import WNID_RE
@@ -213,52 +214,6 @@ def select_images(
 #: An image whose longer side exceeds this many times its shorter side is warned of: resized and
 #: centre-cropped, it keeps a thin middle strip of it (a 1x5000 image becomes a stretched column).
 EXTREME_ASPECT = 4.0
-
-
-def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
-    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``².
-
-    Matches torchvision's ``Resize(resize)`` + ``CenterCrop(crop)`` on PIL images. Images smaller
-    than ``resize`` on their shorter side are upsampled (and logged by the caller).
-    """
-    h, w = image.shape[:2]
-    if min(h, w) < 1:
-        raise ValueError("empty image")
-    if h <= w:
-        new_h, new_w = resize, int(resize * w / h)
-    else:
-        new_h, new_w = int(resize * h / w), resize
-    im = Image.fromarray(image)
-    if (new_h, new_w) != (h, w):
-        im = im.resize((new_w, new_h), Image.BILINEAR)
-    top = int(round((new_h - crop) / 2.0))
-    left = int(round((new_w - crop) / 2.0))
-    out = np.asarray(im)[top : top + crop, left : left + crop]
-    if out.shape[:2] != (crop, crop):
-        raise ValueError(f"crop {crop} does not fit the resized image {new_h}x{new_w}")
-    return np.ascontiguousarray(out)
-
-
-def bounded_size(image: np.ndarray, max_side: int | None = 512, min_side: int = 72) -> np.ndarray:
-    """The image at its stored resolution, its longer side at most ``max_side`` (``None``: no
-    bound) and its shorter side at least ``min_side`` (bilinear, antialiased, the aspect ratio
-    kept; unchanged where both hold). The VCR authors' generator corrupts and measures the
-    full-resolution file; ILSVRC2012's validation images are mostly 500 pixels on the longer side,
-    so 512 keeps nearly all of them as stored and bounds memory and time for the rest
-    (``dataset.stored_max_side``). ``min_side``: VIF's smallest side (:func:`vcrbench.vif.min_side`,
-    72), below which the authors' VIF fails; such images are enlarged to it."""
-    if max_side is not None and max_side < min_side:
-        raise ValueError(f"max_side must be at least min_side={min_side} or None, not {max_side}")
-    h, w = image.shape[:2]
-    if max_side is not None and max(h, w) > max_side:
-        scale = max_side / max(h, w)
-    elif min(h, w) < min_side:
-        scale = min_side / min(h, w)
-    else:
-        return image
-    top = max_side if max_side is not None else max(round(h * scale), round(w * scale))
-    size = (min(top, max(min_side, round(w * scale))), min(top, max(min_side, round(h * scale))))
-    return np.asarray(Image.fromarray(image).resize(size, Image.BILINEAR))
 
 
 # --------------------------------------------------------------------------- the clean set

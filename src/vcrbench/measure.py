@@ -86,11 +86,11 @@ def corrupt_stored(
     within: str = "domain",
 ) -> tuple[np.ndarray, float, float]:
     """The VCR authors' pipeline for one image (``dataset.resolution: stored``): corrupt the image
-    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.datasets.bounded_size`),
+    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.imagefiles.bounded_size`),
     measure VIF and Δv on that pair, then resize and centre-crop the corrupted image as the models
-    see it (:func:`vcrbench.datasets.resize_center_crop`). Returns ``(the model's view, VIF, Δv)``.
+    see it (:func:`vcrbench.imagefiles.resize_center_crop`). Returns ``(the model's view, VIF, Δv)``.
     """
-    from vcrbench.datasets import resize_center_crop
+    from vcrbench.imagefiles import resize_center_crop
 
     corrupted = corruption.apply(stored, dict(params), int(seed), within=within)
     vif, dv = visual_change(stored[None], corrupted[None], vif_variant, grey=grey)

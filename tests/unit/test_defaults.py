@@ -51,7 +51,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.datasets:select_images": {"exclude": "dataset.exclude", "seed": "seed"},
-    "vcrbench.datasets:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
+    "vcrbench.imagefiles:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
     "vcrbench.datasets:prepare_clean_set": {
         "exif_transpose": "dataset.exif_transpose",
         "resize": "dataset.resize",

@@ -1,7 +1,9 @@
 """Table 2 of the paper as a check: Δv coverage of ImageNet-C and of VCR test sets drawn as the
 paper drew them (c ~ U(C) on its authors' domains, the domain set ``paper``), for its 9 corruptions.
 
-On the images the project has (the embedded clean set, 10 images at 224²) and scaled down:
+On any images (the embedded clean set by default, 10 images; ``--dataset folder --path DIR
+--labels CSV`` for a folder, e.g. the ILSVRC2012 validation set with a ``file,label`` CSV of
+WordNet ids; ``--images K`` draws K of them) and scaled down:
 
 - **VCR**: ``--n`` parameter-uniform samples per corruption on the paper's domains (motion blur:
   ``motion_blur_line``, the line kernel the toolbox generated it with), every one
@@ -9,17 +11,27 @@ On the images the project has (the embedded clean set, 10 images at 224²) and s
   workflow scales it: at least 1), and the expected coverage of the paper's N = 50,000 with its
   threshold 20, from the bin probabilities the samples estimate (a bin they never hit counts as
   uncovered, so rare bins make it an underestimate).
-- **ImageNet-C**: the 10 images at the five severities (50 samples), coverage at the same threshold
-  as the VCR column (the workflow's rule): the paper's set has 250,000 samples of 50,000 images.
+- **ImageNet-C**: every image at the five severities, coverage at the same threshold as the VCR
+  column (the workflow's rule): the paper's set has 250,000 samples of 50,000 images.
+  ``--imagenet-c-jpeg 85`` also measures them saved as JPEG at quality 85, as the released
+  ImageNet-C files are.
+
+Pipelines, all measured on the same draws: ``--resolution crop`` (the 224² the models see, the
+workflow's default) and/or ``stored`` (the VCR authors' pipeline, ``dataset.resolution: stored``:
+the stored image, longer side at most ``--max-side``, corrupted and measured there); ``--grey
+float`` and/or ``uint8`` (OpenCV's rounded grey, ``vif.grey``). One table per pipeline.
 
 Coverage: 40 bins, bins 0..38 counted (k/39). Single threads per worker process.
 
     python benchmarks/bench_table2.py [--n 1000] [--workers 2] [--corruptions a,b] [--json out.json]
+        [--dataset folder --path DIR --labels CSV [--images K]] [--resolution crop,stored]
+        [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -34,14 +46,23 @@ for _key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMB
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from bench_sampling import PAPER_VCR, _init, measure_dv  # noqa: E402
+from bench_sampling import PAPER_VCR, _init  # noqa: E402
+from PIL import Image  # noqa: E402
 from scipy.stats import binom  # noqa: E402
 
 from vcrbench import coverage, measure, sampling  # noqa: E402
 from vcrbench.bins import counts_per_bin, scaled_min_count  # noqa: E402
 from vcrbench.corruptions import get_corruption  # noqa: E402
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.datasets import (  # noqa: E402
+    CLEAN_STORED,
+    CleanSet,
+    load_dataset,
+    prepare_clean_set,
+    read_embedded_dataset,
+    select_images,
+)
 from vcrbench.seeding import derive_seed  # noqa: E402
+from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
 from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS  # noqa: E402
 
 #: The paper's ImageNet-C coverage (Table 2, the ImageNet-C column).
@@ -68,41 +89,121 @@ def expected_coverage_at(p: np.ndarray, n: int, min_count: int) -> float:
     return float(covered.sum() / COVERAGE_DENOMINATOR)
 
 
-def imagenet_c_dv(c, clean: CleanSet) -> np.ndarray:
-    """Δv of every clean image at the five severities."""
-    ids = list(clean.image_ids)
-    imgs = clean.images(ids)
-    out = []
+#: What a pipeline is: where the image is corrupted and measured (``crop``: the 224² the model
+#: sees; ``stored``: the stored image, longer side bounded by ``--max-side``, as the VCR authors'
+#: generator did) and the grey conversion before VIF (``float`` or ``uint8``, OpenCV's).
+RESOLUTIONS, GREYS = ("crop", "stored"), GREY_CONVERSIONS
+
+
+def pipeline_key(resolution: str, grey: str, jpeg: int | None = None) -> str:
+    """``resolution/grey``, or ``resolution/jpegQ/grey`` for ImageNet-C re-encoded at quality Q."""
+    return "/".join([resolution, *([f"jpeg{jpeg}"] if jpeg else []), grey])
+
+
+class Images:
+    """The bench's clean images by id: the 224² clean set (``crop``) and, where prepared, the
+    clean set of ``dataset.resolution: stored`` (``stored``: each image at its stored resolution,
+    :meth:`vcrbench.datasets.CleanSet.stored_image`)."""
+
+    def __init__(self, folder: str):
+        self.clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
+        stored = Path(folder, "stored")
+        self.stored = (
+            CleanSet.open(stored / "images.npy", stored / "index.parquet")
+            if stored.is_dir()
+            else None
+        )
+
+    def get(self, resolution: str, image_id: str) -> np.ndarray:
+        if resolution == "crop":
+            return self.clean.image(image_id)
+        return self.stored.stored_image(image_id)
+
+
+def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
+    """The image saved as JPEG at ``quality`` and read back (ImageNet-C's released files are
+    JPEG, quality 85: hendrycks/robustness ``make_imagenet_c.py``)."""
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="JPEG", quality=quality)
+    buf.seek(0)
+    return np.asarray(Image.open(buf).convert("RGB"))
+
+
+def measure_all(c, images: Images, image_id, params, seed, pipelines, within, jpeg=()) -> dict:
+    """Δv of one sample under every pipeline ``(resolution, grey)``: corrupted once per
+    resolution, measured once per grey conversion (and per JPEG quality in ``jpeg``)."""
+    out = {}
+    for resolution in dict.fromkeys(r for r, _ in pipelines):
+        clean = images.get(resolution, image_id)
+        corrupted = c.apply(clean, params, int(seed), within=within)
+        for quality in (None, *jpeg):
+            shown = corrupted if quality is None else jpeg_roundtrip(corrupted, quality)
+            for res, grey in pipelines:
+                if res == resolution:
+                    dv = measure.visual_change(clean[None], shown[None], grey=grey)[1][0]
+                    out[pipeline_key(res, grey, quality)] = float(dv)
+    return out
+
+
+def imagenet_c_dv(c, images: Images, pipelines, jpeg) -> dict[str, list[float]]:
+    """Δv of every clean image at the five severities, per pipeline."""
+    out: dict[str, list[float]] = {}
     for severity, params in enumerate(c.imagenet_c, start=1):
-        p = {k: np.full(len(ids), v) for k, v in params.items()}
-        seeds = [derive_seed(0, "imagenet-c", c.name, severity, i) for i in ids]
-        corrupted = measure.corrupt_batch(c, imgs, p, seeds, within="limits")
-        out.append(measure.visual_change(imgs, corrupted)[1])
-    return np.concatenate(out)
+        for i in images.clean.image_ids:
+            seed = derive_seed(0, "imagenet-c", c.name, severity, i)
+            dvs = measure_all(c, images, i, dict(params), seed, pipelines, "limits", jpeg)
+            for key, dv in dvs.items():
+                out.setdefault(key, []).append(dv)
+    return out
 
 
-def job(name: str, folder: str, n: int) -> dict:
-    clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
+def job(name: str, folder: str, n: int, pipelines, jpeg) -> dict:
+    images = Images(folder)
     c = get_corruption(name, {"domain_set": "paper"})
     v = get_corruption(VCR_CORRUPTION.get(name, name), {"domain_set": "paper"})
     start = time.perf_counter()
-    m = sampling.make_manifest(v, clean, n, n, seed=21, mode="parameter-uniform")
-    vcr = measure_dv(v, clean, m)
+    m = sampling.make_manifest(v, images.clean, n, n, seed=21, mode="parameter-uniform")
+    values = {p: m[f"param.{p}"].to_numpy() for p in v.param_names}
+    ids, seeds = m["image_id"].to_numpy(), m["seed"].to_numpy()
+    vcr: dict[str, list[float]] = {}
+    for k in range(len(m)):
+        params = {p: float(x[k]) for p, x in values.items()}
+        dvs = measure_all(v, images, ids[k], params, seeds[k], pipelines, "domain")
+        for key, dv in dvs.items():
+            vcr.setdefault(key, []).append(dv)
     return {
         "name": name,
         "vcr_corruption": v.name,
         "domain": {k: list(x) for k, x in v.domain.items()},
-        "vcr_dv": vcr.tolist(),
-        "imagenet_c_dv": imagenet_c_dv(c, clean).tolist(),
+        "vcr_dv": vcr,
+        "imagenet_c_dv": imagenet_c_dv(c, images, pipelines, jpeg),
         "seconds": time.perf_counter() - start,
     }
 
 
-def per_corruption(job, names: list[str], workers: int, *args) -> list[dict]:
-    """``job(name, clean-set folder, *args)`` for every corruption, on the embedded clean set at
-    224², in ``workers`` single-threaded processes."""
+def prepare_images(folder: str, dataset=None, max_side: int | None = None) -> int:
+    """Write the bench's images to ``folder``: the 224² clean set of ``dataset`` (a dataset table;
+    None: the embedded images) and, with ``max_side``, the clean set with the stored images
+    (``dataset.resolution: stored``, :func:`vcrbench.datasets.prepare_clean_set`) in
+    ``folder/stored``. Returns the number of images."""
+    table = read_embedded_dataset() if dataset is None else dataset
+    index = prepare_clean_set(table, f"{folder}/images.npy", f"{folder}/index.parquet")
+    if max_side is not None:
+        sub = Path(folder, "stored")
+        sub.mkdir(exist_ok=True)
+        prepare_clean_set(
+            table, sub / "images.npy", sub / "index.parquet",
+            stored_path=sub / CLEAN_STORED, stored_max_side=max_side,
+        )  # fmt: skip
+    return len(index)
+
+
+def per_corruption(job, names: list[str], workers: int, *args, dataset=None, max_side=None):
+    """``job(name, images folder, *args)`` for every corruption, on the embedded clean set at 224²
+    (or ``dataset``'s, a dataset table; with ``max_side`` also the stored images,
+    :func:`prepare_images`), in ``workers`` single-threaded processes."""
     with tempfile.TemporaryDirectory() as tmp:
-        prepare_clean_set(read_embedded_dataset(), f"{tmp}/images.npy", f"{tmp}/index.parquet")
+        prepare_images(tmp, dataset, max_side)
         with ProcessPoolExecutor(workers, initializer=_init) as ex:
             k = len(names)
             return list(ex.map(job, names, [tmp] * k, *[[a] * k for a in args]))
@@ -116,7 +217,7 @@ def finish(start: float, args, payload) -> None:
         Path(args.json).write_text(json.dumps(payload))
 
 
-def main() -> None:
+def _parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="VCR samples per corruption")
     parser.add_argument("--workers", type=int, default=2)
@@ -124,53 +225,125 @@ def main() -> None:
     parser.add_argument(
         "--corruptions", default=None, help="comma-separated rows of Table 2 (default all nine)"
     )
-    args = parser.parse_args()
-    names = args.corruptions.split(",") if args.corruptions else list(PAPER_VCR)
-    unknown = sorted(set(names) - set(PAPER_VCR))
+    parser.add_argument("--dataset", choices=("embedded", "folder"), default="embedded")
+    parser.add_argument("--path", default=None, help="folder of images (--dataset folder)")
+    parser.add_argument(
+        "--labels", default=None, help="CSV file,label (--dataset folder; WordNet ids or indices)"
+    )
+    parser.add_argument(
+        "--images", type=int, default=None, help="use this many images, drawn at random (seed 0)"
+    )
+    parser.add_argument(
+        "--resolution",
+        default="crop",
+        help="where to corrupt and measure, comma-separated: crop (the 224² models see) and/or "
+        "stored (the stored image, longer side at most --max-side: the VCR authors' pipeline)",
+    )
+    parser.add_argument("--max-side", type=int, default=512, help="bound of --resolution stored")
+    parser.add_argument(
+        "--grey", default="float", help="grey conversion before VIF, comma-separated: float, uint8"
+    )
+    parser.add_argument(
+        "--imagenet-c-jpeg",
+        default="",
+        help="also measure the ImageNet-C samples saved as JPEG at these qualities (comma-separated;"
+        " the released sets: 85)",
+    )
+    args = parser.parse_args(argv)
+    args.names = args.corruptions.split(",") if args.corruptions else list(PAPER_VCR)
+    unknown = sorted(set(args.names) - set(PAPER_VCR))
     if unknown:
         parser.error(f"not in Table 2: {unknown}; its rows: {', '.join(PAPER_VCR)}")
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"# Table 2 check: paper domains, parameter-uniform, N = {args.n}; load {load}")
-    start = time.perf_counter()
-    results = {r["name"]: r for r in per_corruption(job, names, args.workers, args.n)}
+    for option, allowed in (("resolution", RESOLUTIONS), ("grey", GREYS)):
+        picked = getattr(args, option).split(",")
+        if bad := sorted(set(picked) - set(allowed)):
+            parser.error(f"--{option}: {bad} unknown; choose from {', '.join(allowed)}")
+        setattr(args, option, picked)
+    args.pipelines = [(r, g) for r in args.resolution for g in args.grey]
+    args.jpeg = [int(q) for q in args.imagenet_c_jpeg.split(",") if q]
+    if args.dataset == "folder" and not (args.path and args.labels):
+        parser.error("--dataset folder needs --path and --labels")
+    return args
+
+
+def table(args, results: dict, key: str, inc_key: str) -> list[dict]:
+    """Print and return the rows of Table 2 for one pipeline (``key`` for the VCR column,
+    ``inc_key`` for the ImageNet-C column)."""
     m = scaled_min_count(args.n)
+    print(f"\n## VCR {key}, ImageNet-C {inc_key}; threshold {m} image(s) per bin for both")
     print(
-        f"\nthreshold {m} image(s) per bin at N = {args.n} (20 at 50,000, scaled); ImageNet-C: "
-        f"10 images x 5 severities, same threshold\n"
-    )
-    head = (
         f"{'corruption':15s} {'IN-C here':>9s} {'paper':>6s}   {'VCR here':>8s} "
         f"{'E@50k':>6s} {'paper':>6s}  Δv range here"
     )
-    print(head)
     rows = []
-    for name in names:
+    for name in args.names:
         r = results[name]
-        vcr, inc = np.asarray(r["vcr_dv"]), np.asarray(r["imagenet_c_dv"])
+        vcr, inc = np.asarray(r["vcr_dv"][key]), np.asarray(r["imagenet_c_dv"][inc_key])
         cov_vcr = coverage.coverage(vcr, min_count=m)["coverage"]
         cov_inc = coverage.coverage(inc, min_count=m)["coverage"]
         p = counts_per_bin(vcr, N_BINS) / len(vcr)
         expected = expected_coverage_at(p, PAPER_N, PAPER_MIN_COUNT)
-        row = {
-            "corruption": name,
-            "vcr_corruption": r["vcr_corruption"],
-            "imagenet_c": cov_inc,
-            "paper_imagenet_c": PAPER_IMAGENET_C[name],
-            "vcr": cov_vcr,
-            "vcr_expected_50k": expected,
-            "paper_vcr": PAPER_VCR[name],
-            "vcr_dv_min": float(vcr.min()),
-            "vcr_dv_max": float(vcr.max()),
-            "domain": r["domain"],
-            "seconds": r["seconds"],
-        }
-        rows.append(row)
+        rows.append(
+            {
+                "corruption": name,
+                "vcr_corruption": r["vcr_corruption"],
+                "pipeline": key,
+                "imagenet_c_pipeline": inc_key,
+                "imagenet_c": cov_inc,
+                "paper_imagenet_c": PAPER_IMAGENET_C[name],
+                "vcr": cov_vcr,
+                "vcr_expected_50k": expected,
+                "paper_vcr": PAPER_VCR[name],
+                "vcr_dv_min": float(vcr.min()),
+                "vcr_dv_max": float(vcr.max()),
+                "imagenet_c_dv_min": float(inc.min()),
+                "domain": r["domain"],
+                "seconds": r["seconds"],
+            }
+        )
         print(
             f"{name:15s} {cov_inc:9.3f} {PAPER_IMAGENET_C[name]:6.3f}   {cov_vcr:8.3f} "
             f"{expected:6.3f} {PAPER_VCR[name]:6.3f}  {vcr.min():.2f}-{vcr.max():.2f}",
             flush=True,
         )
-    finish(start, args, {"n": args.n, "min_count": m, "rows": rows})
+    near = [
+        sum(abs(x[k] - x[f"paper_{k}"]) <= 0.05 + 1e-9 for x in rows) for k in ("imagenet_c", "vcr")
+    ]
+    print(
+        f"within .05 of the paper: ImageNet-C {near[0]} of {len(rows)}, VCR {near[1]} of {len(rows)}"
+    )
+    return rows
+
+
+def main(argv=None) -> None:
+    args = _parse_args(argv)
+    dataset = None
+    if args.dataset == "folder":
+        dataset = load_dataset("folder", args.path, args.labels)
+        if args.images is not None:
+            dataset = select_images(dataset, n_images=args.images, seed=0)
+    elif args.images is not None:
+        dataset = select_images(read_embedded_dataset(), n_images=args.images, seed=0)
+    max_side = args.max_side if "stored" in args.resolution else None
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"# Table 2 check: paper domains, parameter-uniform, N = {args.n}; {args.dataset} images; "
+        f"pipelines {args.pipelines}; ImageNet-C JPEG {args.jpeg or 'no'}; load {load}"
+    )
+    start = time.perf_counter()
+    found = per_corruption(
+        job, args.names, args.workers, args.n, args.pipelines, args.jpeg,
+        dataset=dataset, max_side=max_side,
+    )  # fmt: skip
+    results = {r["name"]: r for r in found}
+    n_inc = len(next(iter(results.values()))["imagenet_c_dv"][pipeline_key(*args.pipelines[0])])
+    print(f"\nImageNet-C: {n_inc // 5} images x 5 severities; threshold as the VCR column's")
+    rows = []
+    for res, grey in args.pipelines:
+        for quality in (None, *args.jpeg):
+            rows += table(args, results, pipeline_key(res, grey), pipeline_key(res, grey, quality))
+    payload = {"n": args.n, "min_count": scaled_min_count(args.n), "rows": rows, "results": found}
+    finish(start, args, payload)
 
 
 if __name__ == "__main__":

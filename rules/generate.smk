@@ -6,6 +6,7 @@ rule prepare_clean_set:
     input:
         checks=ancient(paths.CHECK_IMAGES),
     output:
+        **PLAN.clean_stored_output(),
         images=paths.CLEAN_IMAGES,
         index=paths.CLEAN_INDEX,
     log:
@@ -39,6 +40,7 @@ rule sample_manifest:
     resources:
         **PLAN.resources("sample_manifest"),
     params:
+        **PLAN.measurement(),
         corruption=PLAN.corruption_options,
         n_samples=PLAN.n_samples,
         shard_size=PLAN.setting("sampling.shard_size"),
@@ -67,6 +69,7 @@ rule generate_shard:
     resources:
         **PLAN.resources("generate_shard"),
     params:
+        **PLAN.measurement(),
         corruption=PLAN.corruption_options,
         vif_variant=PLAN.setting("vif.variant"),
         version=PLAN.version("generate_shard"),
@@ -89,6 +92,7 @@ rule generate_imagenet_c:
     resources:
         **PLAN.resources("generate_imagenet_c"),
     params:
+        **PLAN.measurement(),
         corruption=PLAN.corruption_options,
         n_images=PLAN.setting("imagenet_c.n_images"),
         shard_size=PLAN.setting("sampling.shard_size"),

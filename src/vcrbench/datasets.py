@@ -16,7 +16,10 @@ A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file)
 The clean set (:func:`prepare_clean_set`) holds every image resized so that its shorter side is 256
 and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
 array (memory-mapped for random access, so memory stays bounded whatever the dataset size) plus a
-Parquet index. Every corruption, every Δv and every model sees exactly these pixels.
+Parquet index. Every corruption, every Δv and every model sees exactly these pixels; with
+``dataset.resolution: stored`` (the VCR authors' pipeline) the clean set also keeps each image at its
+stored resolution (:func:`bounded_size`), where corruption and Δv then happen, and the models see
+the crops of the corrupted images (:func:`vcrbench.measure.corrupt_stored`).
 """
 
 from __future__ import annotations
@@ -33,13 +36,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image
 from tqdm.auto import tqdm
 
 from vcrbench import io
 from vcrbench.errors import DatasetError, LabelSpaceError
+from vcrbench.imagefiles import bounded_size as bounded_size  # the dataset readers' API
 from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
 from vcrbench.imagefiles import read_image
+from vcrbench.imagefiles import resize_center_crop as resize_center_crop
 from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
 from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
 from vcrbench.listing import WNID_RE
@@ -212,34 +216,12 @@ def select_images(
 EXTREME_ASPECT = 4.0
 
 
-def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
-    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``².
-
-    Matches torchvision's ``Resize(resize)`` + ``CenterCrop(crop)`` on PIL images. Images smaller
-    than ``resize`` on their shorter side are upsampled (and logged by the caller).
-    """
-    h, w = image.shape[:2]
-    if min(h, w) < 1:
-        raise ValueError("empty image")
-    if h <= w:
-        new_h, new_w = resize, int(resize * w / h)
-    else:
-        new_h, new_w = int(resize * h / w), resize
-    im = Image.fromarray(image)
-    if (new_h, new_w) != (h, w):
-        im = im.resize((new_w, new_h), Image.BILINEAR)
-    top = int(round((new_h - crop) / 2.0))
-    left = int(round((new_w - crop) / 2.0))
-    out = np.asarray(im)[top : top + crop, left : left + crop]
-    if out.shape[:2] != (crop, crop):
-        raise ValueError(f"crop {crop} does not fit the resized image {new_h}x{new_w}")
-    return np.ascontiguousarray(out)
-
-
 # --------------------------------------------------------------------------- the clean set
 
 CLEAN_IMAGES = "images.npy"
 CLEAN_INDEX = "index.parquet"
+#: The stored images beside the crops (``dataset.resolution: stored``).
+CLEAN_STORED = "stored.npy"
 
 
 def prepare_clean_set(
@@ -252,9 +234,18 @@ def prepare_clean_set(
     threads: int = 1,
     limit: int | None = None,
     exif_transpose: bool = False,
+    stored_path: str | os.PathLike | None = None,
+    stored_max_side: int = 512,
 ) -> pd.DataFrame:
     """Decode, resize and crop every image of ``dataset`` into the clean set (``exif_transpose``:
     see :func:`load_image`).
+
+    ``stored_path`` (``dataset.resolution: stored``; ``stored.npy`` beside ``images_path``): also
+    keep every image at its stored resolution (:func:`bounded_size` with ``stored_max_side``)
+    there, each in the
+    top-left corner of a ``stored_max_side``² slot, its size in the index's ``stored_height`` and
+    ``stored_width``; the crops of ``images_path`` are then made from those stored images, as the
+    corrupted ones will be (:func:`vcrbench.measure.corrupt_stored`).
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
@@ -270,16 +261,33 @@ def prepare_clean_set(
     if len(dataset) == 0:
         raise DatasetError("the dataset holds no images")
 
+    if stored_path is not None and Path(stored_path) != Path(images_path).with_name(CLEAN_STORED):
+        raise ValueError(
+            f"stored_path must be {CLEAN_STORED} beside images_path "
+            f"({Path(images_path).with_name(CLEAN_STORED)}), not {stored_path}"
+        )
     n = len(dataset)
     tmp_images = io.temporary_sibling(images_path, ".npy")
     try:
         with io.disk_full_named(images_path):  # reserved: a full device named, not a SIGBUS
             images = np.lib.format.open_memmap(tmp_images, "w+", np.uint8, (n, crop, crop, 3))
             io.reserve(tmp_images)
+        stored = None
+        if stored_path is not None:
+            tmp_stored = io.temporary_sibling(stored_path, ".npy")
+            side = int(stored_max_side)
+            with io.disk_full_named(stored_path):
+                stored = np.lib.format.open_memmap(tmp_stored, "w+", np.uint8, (n, side, side, 3))
+                io.reserve(tmp_stored)
         decode = functools.partial(
-            _decode, resize=resize, crop=crop, on_error=on_error, exif_transpose=exif_transpose
+            _decode,
+            resize=resize,
+            crop=crop,
+            on_error=on_error,
+            exif_transpose=exif_transpose,
+            stored_max_side=None if stored is None else stored_max_side,
         )
-        kept, skipped, rows = _decode_into(images, dataset, decode, threads, resize)
+        kept, skipped, rows = _decode_into(images, dataset, decode, threads, resize, stored)
         images.flush()
         del images
         if kept == 0:
@@ -287,16 +295,25 @@ def prepare_clean_set(
         if kept < n:
             with io.disk_full_named(images_path):
                 _truncate_npy(tmp_images, kept, (crop, crop, 3))
-        index = pd.DataFrame(rows, columns=list(INDEX_COLUMNS))
+        columns = list(INDEX_COLUMNS) + (list(STORED_COLUMNS) if stored is not None else [])
+        index = pd.DataFrame(rows, columns=columns)
         _log_summary(index, len(dataset), skipped)
-        io.write_parquet(
-            index,
-            index_path,
-            metadata={"resize": resize, "crop": crop, "skipped": skipped, "n_images": kept},
-        )
+        metadata = {"resize": resize, "crop": crop, "skipped": skipped, "n_images": kept}
+        if stored is not None:
+            stored.flush()
+            del stored
+            if kept < n:
+                with io.disk_full_named(stored_path):
+                    _truncate_npy(tmp_stored, kept, (side, side, 3))
+            metadata.update(resolution="stored", stored_max_side=side)
+        io.write_parquet(index, index_path, metadata=metadata)
         os.replace(tmp_images, images_path)
+        if stored_path is not None:
+            os.replace(tmp_stored, stored_path)
     except BaseException:
         tmp_images.unlink(missing_ok=True)
+        if stored_path is not None:
+            tmp_stored.unlink(missing_ok=True)
         raise
     return index
 
@@ -307,6 +324,8 @@ def prepare_clean_set(
 INDEX_COLUMNS = (
     "row", "image_id", "label", "orig_height", "orig_width", "upsampled", "conversion", "aspect",
 )  # fmt: skip
+#: Columns the index has besides with ``dataset.resolution: stored``: each stored image's size.
+STORED_COLUMNS = ("stored_height", "stored_width")
 
 
 def _log_summary(index: pd.DataFrame, total: int, skipped: list) -> None:
@@ -322,21 +341,36 @@ def _log_summary(index: pd.DataFrame, total: int, skipped: list) -> None:
     )  # fmt: skip
 
 
-def _decode(path: str, *, resize: int, crop: int, on_error: str, exif_transpose: bool):
-    """``(the resized, cropped image, its original (height, width))`` of one file;
-    ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
+def _decode(
+    path: str,
+    *,
+    resize: int,
+    crop: int,
+    on_error: str,
+    exif_transpose: bool,
+    stored_max_side: int | None = None,
+):
+    """``(the resized, cropped image, (its original height, width, conversion))`` of one file,
+    with ``stored_max_side`` ``((crop, the stored image), ...)``, the crop made from the stored
+    image; ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
     try:
         img, converted = read_image(path, exif_transpose)
     except DatasetError:
         if on_error == "raise":
             raise
         return None, None
-    return resize_center_crop(img, resize, crop), (*img.shape[:2], converted)
+    if stored_max_side is None:
+        return resize_center_crop(img, resize, crop), (*img.shape[:2], converted)
+    stored = bounded_size(img, stored_max_side)
+    return (resize_center_crop(stored, resize, crop), stored), (*img.shape[:2], converted)
 
 
-def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int, resize: int):
+def _decode_into(
+    images: np.ndarray, dataset: pd.DataFrame, decode, threads: int, resize: int, stored=None
+):
     """Decode ``dataset``'s images (``threads`` at a time) into the rows of ``images`` in order,
-    readable ones only. Returns ``(how many were kept, the skipped paths, the index rows)``."""
+    readable ones only (and the stored ones into ``stored``'s slots, where given). Returns
+    ``(how many were kept, the skipped paths, the index rows)``."""
     kept, skipped, rows = 0, [], []
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         results = pool.map(decode, dataset["path"].tolist())
@@ -363,10 +397,13 @@ def _decode_into(images: np.ndarray, dataset: pd.DataFrame, decode, threads: int
                     "central %dx%d square, scaled to %d; leave it out (dataset.exclude) if that "
                     "is not meant", rec.path, h, w, aspect, side, side, images.shape[1],
                 )  # fmt: skip
+            row = (kept, rec.image_id, rec.label, h, w, upsampled, converted, round(aspect, 3))
+            if stored is not None:
+                img, full = img
+                stored[kept, : full.shape[0], : full.shape[1]] = full
+                row += full.shape[:2]
             images[kept] = img
-            rows.append(
-                (kept, rec.image_id, rec.label, h, w, upsampled, converted, round(aspect, 3))
-            )
+            rows.append(row)
             kept += 1
     return kept, skipped, rows
 
@@ -395,11 +432,36 @@ class CleanSet:
 
     images_path: Path
     index: pd.DataFrame
+    #: The grey conversion before VIF of every Δv measured on this set (``vif.grey``).
+    grey: str = "float"
+    #: ``(resize, crop)`` the models' view is made with (from the index's metadata).
+    view: tuple[int, int] = (256, 224)
 
     @classmethod
-    def open(cls, images_path: str | os.PathLike, index_path: str | os.PathLike) -> CleanSet:
+    def open(
+        cls, images_path: str | os.PathLike, index_path: str | os.PathLike, grey: str = "float"
+    ) -> CleanSet:
         index = io.read_parquet(index_path)
-        return cls(Path(images_path), index.set_index("image_id", drop=False))
+        meta = io.read_metadata(index_path)
+        view = (int(meta.get("resize", 256)), int(meta.get("crop", 224)))
+        return cls(Path(images_path), index.set_index("image_id", drop=False), grey, view)
+
+    @property
+    def stored(self) -> bool:
+        """Whether the set keeps its images at their stored resolution (``dataset.resolution:
+        stored``), where corruption and Δv then happen (:func:`vcrbench.measure.corrupt_stored`)."""
+        return set(STORED_COLUMNS) <= set(self.index.columns)
+
+    def stored_image(self, image_id: str) -> np.ndarray:
+        """One image at its stored resolution (``stored.npy`` beside the crops), uint8 (H, W, 3)."""
+        if not self.stored:
+            raise ValueError(f"the clean set {self.images_path} keeps no stored images")
+        row = self.index.loc[image_id]
+        h, w = int(row["stored_height"]), int(row["stored_width"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            array = np.load(self.images_path.with_name(CLEAN_STORED), mmap_mode="r")
+            return np.array(array[int(row["row"]), :h, :w])
 
     @property
     def image_ids(self) -> list[str]:

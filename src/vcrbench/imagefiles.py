@@ -7,7 +7,8 @@ file, an unknown label, a duplicate row: :mod:`vcrbench.listing`), in one messag
 (:func:`describe`; the full list in a file, :func:`write_problems`), before any other job.
 
 :func:`load_image` (:func:`read_image`: and what it did) decodes a file to 8-bit RGB, the pixels
-the clean set starts from. It is cheap where files are
+the clean set starts from; :func:`resize_center_crop` makes the models' view of it and
+:func:`bounded_size` its stored size (``dataset.resolution: stored``). It is cheap where files are
 sound: a file is opened (its header read), its format's integrity check run (``verify``: chunk CRCs
 for PNG), and a JPEG is fully decoded only when it does not end with the end-of-image marker.
 """
@@ -183,3 +184,49 @@ def conversion(im: Image.Image) -> str:
     if im.mode == "P" and "transparency" in im.info:
         return "palette with transparency (P) composited on white"
     return _CONVERSIONS.get(im.mode, "" if im.mode == "RGB" else f"{im.mode} to RGB")
+
+
+def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
+    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``².
+
+    Matches torchvision's ``Resize(resize)`` + ``CenterCrop(crop)`` on PIL images. Images smaller
+    than ``resize`` on their shorter side are upsampled (and logged by the caller).
+    """
+    h, w = image.shape[:2]
+    if min(h, w) < 1:
+        raise ValueError("empty image")
+    if h <= w:
+        new_h, new_w = resize, int(resize * w / h)
+    else:
+        new_h, new_w = int(resize * h / w), resize
+    im = Image.fromarray(image)
+    if (new_h, new_w) != (h, w):
+        im = im.resize((new_w, new_h), Image.BILINEAR)
+    top = int(round((new_h - crop) / 2.0))
+    left = int(round((new_w - crop) / 2.0))
+    out = np.asarray(im)[top : top + crop, left : left + crop]
+    if out.shape[:2] != (crop, crop):
+        raise ValueError(f"crop {crop} does not fit the resized image {new_h}x{new_w}")
+    return np.ascontiguousarray(out)
+
+
+def bounded_size(image: np.ndarray, max_side: int | None = 512, min_side: int = 72) -> np.ndarray:
+    """The image at its stored resolution, its longer side at most ``max_side`` (``None``: no
+    bound) and its shorter side at least ``min_side`` (bilinear, antialiased, the aspect ratio
+    kept; unchanged where both hold). The VCR authors' generator corrupts and measures the
+    full-resolution file; ILSVRC2012's validation images are mostly 500 pixels on the longer side,
+    so 512 keeps nearly all of them as stored and bounds memory and time for the rest
+    (``dataset.stored_max_side``). ``min_side``: VIF's smallest side (:func:`vcrbench.vif.min_side`,
+    72), below which the authors' VIF fails; such images are enlarged to it."""
+    if max_side is not None and max_side < min_side:
+        raise ValueError(f"max_side must be at least min_side={min_side} or None, not {max_side}")
+    h, w = image.shape[:2]
+    if max_side is not None and max(h, w) > max_side:
+        scale = max_side / max(h, w)
+    elif min(h, w) < min_side:
+        scale = min_side / min(h, w)
+    else:
+        return image
+    top = max_side if max_side is not None else max(round(h * scale), round(w * scale))
+    size = (min(top, max(min_side, round(w * scale))), min(top, max(min_side, round(h * scale))))
+    return np.asarray(Image.fromarray(image).resize(size, Image.BILINEAR))

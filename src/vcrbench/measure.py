@@ -3,6 +3,11 @@
 Test-set shards (:mod:`vcrbench.testset`), the Δv-uniform pilot (:mod:`vcrbench.sampling`) and the
 placement of human conditions on the Δv axis (:mod:`vcrbench.humans.mapping`) all corrupt uint8
 images and measure Δv = 1 − VIF on exactly those uint8 pixels, the ones a model is shown.
+
+The VCR authors' pipeline (``dataset.resolution: stored``, :func:`corrupt_stored`) corrupts and
+measures the image at its stored resolution instead and shows the model its resized, cropped
+copy; ``vif.grey: uint8`` rounds the grey images to 8 bits as OpenCV does. :func:`corrupt_and_measure`
+takes the pipeline from the clean set (``CleanSet.stored``, ``CleanSet.grey``).
 """
 
 from __future__ import annotations
@@ -30,13 +35,17 @@ def corrupt_batch(
 
 
 def visual_change(
-    clean: np.ndarray, corrupted: np.ndarray, vif_variant: str = "kumar", device=None
+    clean: np.ndarray,
+    corrupted: np.ndarray,
+    vif_variant: str = "kumar",
+    device=None,
+    grey: str = "float",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """VIF and Δv of uint8 batches (:func:`vcrbench.vif.delta_v`, reference first), as float64;
-    a non-finite value raises instead of passing as a number."""
+    """VIF and Δv of uint8 batches (:func:`vcrbench.vif.delta_v`, reference first, ``grey`` its
+    grey conversion), as float64; a non-finite value raises instead of passing as a number."""
     from vcrbench.vif import delta_v
 
-    vif, dv = delta_v(clean, corrupted, variant=vif_variant, device=device)
+    vif, dv = delta_v(clean, corrupted, variant=vif_variant, device=device, grey_conversion=grey)
     vif, dv = np.asarray(vif, dtype=np.float64), np.asarray(dv, dtype=np.float64)
     if not (np.all(np.isfinite(vif)) and np.all(np.isfinite(dv))):
         raise ValueError("VIF returned a non-finite value")
@@ -58,9 +67,74 @@ def samples_dv(
     out = np.empty(len(image_ids))
     for start in range(0, len(image_ids), batch_size):
         sel = slice(start, start + batch_size)
-        clean = clean_set.images(list(image_ids[sel]))
-        corrupted = corrupt_batch(
-            corruption, clean, {k: v[sel] for k, v in params.items()}, seeds[sel]
-        )
-        out[sel] = visual_change(clean, corrupted, vif_variant, device)[1]
+        out[sel] = corrupt_and_measure(
+            corruption, clean_set, list(image_ids[sel]), {k: v[sel] for k, v in params.items()},
+            seeds[sel], vif_variant=vif_variant, device=device,
+        )[2]  # fmt: skip
+    return out
+
+
+def corrupt_stored(
+    corruption: Corruption,
+    stored: np.ndarray,
+    params: Mapping[str, float],
+    seed: int,
+    resize: int = 256,
+    crop: int = 224,
+    vif_variant: str = "kumar",
+    grey: str = "float",
+    within: str = "domain",
+) -> tuple[np.ndarray, float, float]:
+    """The VCR authors' pipeline for one image (``dataset.resolution: stored``): corrupt the image
+    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.imagefiles.bounded_size`),
+    measure VIF and Δv on that pair, then resize and centre-crop the corrupted image as the models
+    see it (:func:`vcrbench.imagefiles.resize_center_crop`). Returns ``(the model's view, VIF, Δv)``.
+    """
+    from vcrbench.imagefiles import resize_center_crop
+
+    corrupted = corruption.apply(stored, dict(params), int(seed), within=within)
+    vif, dv = visual_change(stored[None], corrupted[None], vif_variant, grey=grey)
+    return resize_center_crop(corrupted, resize, crop), float(vif[0]), float(dv[0])
+
+
+def corrupt_and_measure(
+    corruption: Corruption,
+    clean_set,
+    image_ids: Sequence[str],
+    params: Mapping[str, Sequence[float]],
+    seeds: Sequence[int],
+    within: str = "domain",
+    vif_variant: str = "kumar",
+    device=None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Corrupt the images ``image_ids`` of ``clean_set`` and measure Δv, as the clean set says:
+    on its crops (today's pipeline), or with stored images (``clean_set.stored``) at their stored
+    resolution, shown as crops (:func:`corrupt_stored`); grey conversion ``clean_set.grey``.
+    Returns ``(the corrupted images the models see, uint8 (N, crop, crop, 3), VIF, Δv)``."""
+    grey = getattr(clean_set, "grey", "float")
+    if not getattr(clean_set, "stored", False):
+        clean = clean_set.images(list(image_ids))
+        corrupted = corrupt_batch(corruption, clean, params, seeds, within)
+        vif, dv = visual_change(clean, corrupted, vif_variant, device, grey=grey)
+        return corrupted, vif, dv
+    out, vif, dv = [], np.empty(len(image_ids)), np.empty(len(image_ids))
+    for i, image_id in enumerate(image_ids):
+        p = {k: float(v[i]) for k, v in params.items()}
+        shown, vif[i], dv[i] = corrupt_stored(
+            corruption, clean_set.stored_image(image_id), p, int(seeds[i]), *clean_set.view,
+            vif_variant=vif_variant, grey=grey, within=within,
+        )  # fmt: skip
+        out.append(shown)
+    return np.stack(out), vif, dv
+
+
+def pipeline_of(clean_set) -> dict:
+    """What a set's metadata says of its pipeline where it is not today's: ``resolution``
+    (``stored``, with ``stored_max_side``) and ``grey`` (``uint8``); ``{}`` for the crop and float
+    grey, so that the default run's files stay as they were."""
+    out = {}
+    if getattr(clean_set, "stored", False):
+        out["resolution"] = "stored"
+    if getattr(clean_set, "grey", "float") != "float":
+        out["grey"] = clean_set.grey
     return out

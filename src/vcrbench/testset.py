@@ -79,12 +79,11 @@ def _sample_rows(
     try:
         for start in range(0, n, batch_size):
             chunk = rows.iloc[start : start + batch_size]
-            clean = clean_set.images(chunk["image_id"].tolist())
             params = {c[len(PARAM_PREFIX) :]: chunk[c].to_numpy() for c in param_cols}
-            corrupted = measure.corrupt_batch(
-                corruption, clean, params, chunk["seed"].to_numpy(), within
-            )
-            vif, dv = measure.visual_change(clean, corrupted, vif_variant, device)
+            corrupted, vif, dv = measure.corrupt_and_measure(
+                corruption, clean_set, chunk["image_id"].tolist(), params,
+                chunk["seed"].to_numpy(), within, vif_variant, device,
+            )  # fmt: skip
             height, width = corrupted.shape[1:3]
             columns = {
                 "sample_id": chunk["sample_id"].to_numpy(np.int64),
@@ -314,4 +313,5 @@ def _write_set(
     )
     schema = _schema(corruption, extra=[(c, pa.int64()) for c in extra])
     meta = {"corruption": corruption.describe(), "vif_variant": vif_variant, "bins": N_BINS, **meta}
+    meta.update(measure.pipeline_of(clean_set))
     return io.write_image_batches(out_path, schema, batches, meta)

@@ -56,7 +56,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.datasets:select_images": {"exclude": "dataset.exclude", "seed": "seed"},
-    "vcrbench.datasets:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
+    "vcrbench.imagefiles:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
     "vcrbench.datasets:prepare_clean_set": {
         "exif_transpose": "dataset.exif_transpose",
         "resize": "dataset.resize",
@@ -168,6 +168,12 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
     "vcrbench.measure:visual_change": {"vif_variant": "vif.variant"},
+    "vcrbench.measure:corrupt_stored": {
+        "resize": "dataset.resize",
+        "crop": "dataset.crop",
+        "vif_variant": "vif.variant",
+    },
+    "vcrbench.measure:corrupt_and_measure": {"vif_variant": "vif.variant"},
     "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
     "vcrbench.metrics:compare": {
         "level": "estimation.level",

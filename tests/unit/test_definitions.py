@@ -77,6 +77,22 @@ def test_rows_read_the_validated_config(tmp_path):
         definitions.definitions(cfg)
 
 
+def test_the_resolution_and_grey_rows_say_which_pipeline_runs(tmp_path):
+    cfg = copy.deepcopy(config_of("config.yaml", tmp_path))
+    rows = by_definition(cfg)
+    assert "224x224 centre crops" in rows["resolution of corruption and Δv"]["this_run"]
+    assert "dataset.resolution: stored" in rows["resolution of corruption and Δv"]["note"]
+    assert rows["grey conversion before VIF"]["this_run"].startswith("BT.601 luma in float")
+    cfg["dataset"].update(resolution="stored", stored_max_side=640)
+    cfg["vif"]["grey"] = "uint8"
+    rows = by_definition(cfg)
+    resolution, grey = rows["resolution of corruption and Δv"], rows["grey conversion before VIF"]
+    assert "stored resolution (longer side at most 640)" in resolution["this_run"]
+    assert "centre-cropped to 224x224" in resolution["this_run"]
+    assert grey["this_run"].startswith("OpenCV's RGB-to-grey") and grey["config_key"] == "vif.grey"
+    assert resolution["matches_paper"] == grey["matches_paper"] == "unstated"
+
+
 @pytest.mark.parametrize(
     ("names", "this_run", "matches"),
     [
@@ -96,8 +112,8 @@ def test_rows_on_what_the_paper_leaves_unstated(tmp_path):
     rows = by_definition(config_of("paper.yaml", tmp_path))
     resolution = rows["resolution of corruption and Δv"]
     assert resolution["matches_paper"] == "unstated"
-    assert "224x224" in resolution["this_run"] and "full-resolution" in resolution["paper"]
-    assert "planned" in resolution["note"]
+    assert "full-resolution" in resolution["paper"]
+    assert resolution["config_key"] == "dataset.resolution"
     intervals = rows["confidence intervals and bands"]
     assert intervals["matches_paper"] == "unstated"
     assert "bootstrap over images" in intervals["this_run"]

@@ -10,7 +10,11 @@ with job.run(snakemake):
     p = snakemake.params
     testset.generate_imagenet_c_shard(
         get_corruption(snakemake.wildcards.corruption, p.corruption),
-        CleanSet.open(snakemake.input.images, snakemake.input.index),
+        CleanSet.open(
+            snakemake.input.images,
+            snakemake.input.index,
+            grey=snakemake.params.get("grey", "float"),
+        ),
         shard=int(snakemake.wildcards.shard),
         shard_size=p.shard_size,
         n_shards=p.n_shards,

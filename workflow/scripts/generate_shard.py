@@ -11,7 +11,11 @@ with job.run(snakemake):
     testset.generate_shard(
         io.read_parquet(snakemake.input.manifest),
         shard=int(snakemake.wildcards.shard),
-        clean_set=CleanSet.open(snakemake.input.images, snakemake.input.index),
+        clean_set=CleanSet.open(
+            snakemake.input.images,
+            snakemake.input.index,
+            grey=snakemake.params.get("grey", "float"),
+        ),
         corruption=corruption,
         out_path=snakemake.output[0],
         vif_variant=snakemake.params.vif_variant,

@@ -1,7 +1,9 @@
-"""Decode, resize (256) and centre-crop (224) the dataset into the clean set."""
+"""Decode, resize (256) and centre-crop (224) the dataset into the clean set (and keep the stored
+images with ``dataset.resolution: stored``)."""
 
 from vcrbench import datasets
 from vcrbench.plan import job
+from vcrbench.plan.config import DEFAULT_STORED_MAX_SIDE
 
 with job.run(snakemake):
     ds = snakemake.params.dataset
@@ -19,4 +21,6 @@ with job.run(snakemake):
         threads=snakemake.threads,
         limit=ds["limit"],
         exif_transpose=ds["exif_transpose"],
+        stored_path=snakemake.output.get("stored"),
+        stored_max_side=ds.get("stored_max_side", DEFAULT_STORED_MAX_SIDE),
     )

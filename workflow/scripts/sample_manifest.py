@@ -9,7 +9,9 @@ with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     corruption = get_corruption(snakemake.wildcards.corruption, p.corruption)
-    clean = CleanSet.open(snakemake.input.images, snakemake.input.index)
+    clean = CleanSet.open(
+        snakemake.input.images, snakemake.input.index, grey=snakemake.params.get("grey", "float")
+    )
     manifest = sampling.make_manifest(
         corruption,
         clean,

@@ -70,6 +70,12 @@ def _check_dataset(config: Mapping) -> None:
         raise ConfigError(
             f"config key 'dataset.crop': {ds['crop']} exceeds dataset.resize {ds['resize']}"
         )
+    if "stored_max_side" in ds and ds.get("resolution") != "stored":
+        raise ConfigError(
+            "config key 'dataset.stored_max_side': only with dataset.resolution: stored (the "
+            f"resolution is {ds.get('resolution', 'crop')!r}, where every image is the "
+            f"{ds['crop']}x{ds['crop']} crop)"
+        )
     space = dataset_label_space(ds)
     if kind in LAYOUT_KINDS:
         _check_layout(ds, space)

@@ -85,6 +85,35 @@ def group_shards(config: Mapping, corruption: str, group: str) -> list[str]:
 
 # --------------------------------------------------------------------------- the clean set
 
+#: Where corruption and Δv happen (``dataset.resolution``) and the grey conversion before VIF
+#: (``vif.grey``) when the config leaves them out: today's pipeline. Neither is filled in by the
+#: schema, so a config without them gives its jobs the params (and hashes) it always gave.
+DEFAULT_RESOLUTION, DEFAULT_STORED_MAX_SIDE, DEFAULT_GREY = "crop", 512, "float"
+
+
+def resolution(config: Mapping) -> str:
+    """``dataset.resolution``: ``crop`` (the models' crop) or ``stored`` (the authors' pipeline)."""
+    return config["dataset"].get("resolution", DEFAULT_RESOLUTION)
+
+
+def stored_max_side(config: Mapping) -> int | None:
+    """The bound on a stored image's longer side with ``dataset.resolution: stored``, else None."""
+    if resolution(config) != "stored":
+        return None
+    return int(config["dataset"].get("stored_max_side", DEFAULT_STORED_MAX_SIDE))
+
+
+def grey(config: Mapping) -> str:
+    """``vif.grey``: the grey conversion before VIF (``float`` or ``uint8``)."""
+    return config["vif"].get("grey", DEFAULT_GREY)
+
+
+def measurement_params(config: Mapping) -> dict:
+    """The params a job that measures Δv gets beside ``vif_variant``: ``{"grey": ...}`` where
+    ``vif.grey`` is given, nothing otherwise (its params, and so its hash, stay as before)."""
+    return {"grey": config["vif"]["grey"]} if "grey" in config["vif"] else {}
+
+
 #: Images of the ILSVRC2012 validation set (an ``imagenet-val`` folder without a labels file).
 IMAGENET_VAL_IMAGES = 50_000
 

@@ -108,27 +108,51 @@ def _motion_blur_row(corruptions: Mapping) -> dict:
 
 def _measurement_rows(config: Mapping) -> list[dict]:
     """Where Δv is measured: the resolution, the grey conversion and the VIF implementation."""
+    from vcrbench.plan import config as cfg
+
     resize, crop = _get(config, "dataset.resize"), _get(config, "dataset.crop")
     variant = _get(config, "vif.variant")
+    if cfg.resolution(config) == "stored":
+        side = cfg.stored_max_side(config)
+        where = (
+            f"each image at its stored resolution (longer side at most {side}), corrupted and "
+            f"measured there, then resized to {resize} and centre-cropped to {crop}x{crop} for "
+            "the models (the authors' generator)"
+        )
+        note = (
+            "Δv depends on the resolution; docs/fidelity.md compares Table 2's coverage at both "
+            f"resolutions; images over {side} px are scaled down, as the toolbox does not"
+        )
+    else:
+        where = (
+            f"{crop}x{crop} centre crops (shorter side resized to {resize}), corrupted and "
+            "measured there and shown to the models as they are (ImageNet-C's convention)"
+        )
+        note = (
+            "Δv depends on the resolution; dataset.resolution: stored corrupts and measures at "
+            "the stored resolution, as the authors' pipeline does (docs/fidelity.md)"
+        )
+    uint8 = cfg.grey(config) == "uint8"
     return [
         _row(
             "resolution of corruption and Δv",
             "not stated; the authors' generator corrupts the stored full-resolution image and "
             "computes VIF on it, the model's preprocessing resizes and crops afterwards",
-            f"{crop}x{crop} centre crops (shorter side resized to {resize}), corrupted and "
-            "measured there and shown to the models as they are (ImageNet-C's convention)",
-            "dataset.crop",
+            where,
+            "dataset.resolution",
             UNSTATED,
-            "Δv depends on the resolution; an option to corrupt and measure at full resolution, "
-            "as the authors' pipeline does, is planned",
+            note,
         ),
         _row(
             "grey conversion before VIF",
             "not stated; the authors' generator uses OpenCV's RGB-to-grey (luma rounded to uint8)",
-            "BT.601 luma in float, on the 0-255 scale",
-            "",
+            "OpenCV's RGB-to-grey, luma rounded to uint8 (the authors' generator)"
+            if uint8
+            else "BT.601 luma in float, on the 0-255 scale",
+            "vif.grey",
             UNSTATED,
-            "rounding luma to uint8 moves Δv by up to about 0.02 (docs/vif.md)",
+            "rounding luma to uint8 moves Δv by up to about 0.02 (docs/vif.md)"
+            + ("" if uint8 else "; vif.grey: uint8 rounds it as the authors' generator does"),
         ),
         _row(
             "VIF implementation",

@@ -27,6 +27,7 @@ CHECK_DATASET_PROBLEMS = f"{RESULTS}/checks/dataset-problems.tsv"
 # --------------------------------------------------------------------------- stage I: test sets
 CLEAN_IMAGES = f"{RESULTS}/dataset/images.npy"
 CLEAN_INDEX = f"{RESULTS}/dataset/index.parquet"
+CLEAN_STORED = f"{RESULTS}/dataset/stored.npy"  # dataset.resolution: stored
 MANIFEST = f"{RESULTS}/testsets/{{corruption}}/manifest.parquet"
 SHARD = f"{RESULTS}/testsets/{{corruption}}/shard-{{shard}}.parquet"
 IMAGENET_C_SHARD = f"{RESULTS}/imagenet-c/{{corruption}}/shard-{{shard}}.parquet"

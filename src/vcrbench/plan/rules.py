@@ -59,6 +59,15 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
 
     # ------------------------------------------------------------------ settings
 
+    def clean_stored_output(self) -> dict:
+        """The clean set's stored images, an output of its job with ``dataset.resolution: stored``."""
+        return {"stored": paths.CLEAN_STORED} if cfg.resolution(self.config) == "stored" else {}
+
+    def measurement(self) -> dict:
+        """Extra params of the jobs that measure Δv (:func:`vcrbench.plan.config.measurement_params`:
+        ``grey`` where ``vif.grey`` is given)."""
+        return cfg.measurement_params(self.config)
+
     @property
     def dataset_label_space_entry(self) -> str | dict:
         """``dataset.label_space`` as inference checks models against it (keys sorted)."""

@@ -30,7 +30,19 @@ from ._backends import get_backend
 from ._pyramid import HEIGHT, level_sizes, sp5_filters
 from ._stats import VARIANTS, Variant, border
 
-__all__ = ["LUMA_WEIGHTS", "VARIANTS", "Variant", "delta_v", "luma", "min_side", "vif"]
+__all__ = [
+    "GREY_CONVERSIONS",
+    "LUMA_WEIGHTS",
+    "OPENCV_GREY_WEIGHTS",
+    "VARIANTS",
+    "Variant",
+    "delta_v",
+    "grey",
+    "grey_uint8",
+    "luma",
+    "min_side",
+    "vif",
+]
 
 #: BT.601 luma weights (R, G, B), applied to 0-255 values and kept in floating point.
 LUMA_WEIGHTS = (0.299, 0.587, 0.114)
@@ -50,16 +62,58 @@ def luma(rgb) -> np.ndarray:
     -------
     float64 array (..., H, W), not rounded (rounding to uint8 moves Δv by up to 0.02).
     """
-    rgb = np.asarray(rgb)
-    if rgb.dtype != np.uint8:
-        raise TypeError(f"rgb must be uint8 RGB (0-255), got dtype {rgb.dtype}")
-    if rgb.ndim < 3 or rgb.shape[-1] != 3:
-        raise ValueError(f"rgb must have shape (..., H, W, 3), got {rgb.shape}")
+    rgb = _check_rgb(rgb)
     from ._kernels import luma as luma_kernel
 
     out = np.empty(rgb.shape[:-1])
     luma_kernel(np.ascontiguousarray(rgb).reshape(-1, 3), np.array(LUMA_WEIGHTS), out.reshape(-1))
     return out
+
+
+#: OpenCV's fixed-point weights of ``cvtColor(..., COLOR_RGB2GRAY)`` on uint8 (R, G, B), in units
+#: of 2**-15 (``opencv/modules/imgproc/src/color.hpp``: the BT.601 weights times 32768, rounded).
+OPENCV_GREY_WEIGHTS = (9798, 19235, 3735)
+#: Grey conversions before VIF: ``float`` (:func:`luma`, this project's) and ``uint8``
+#: (:func:`grey_uint8`, OpenCV's, which the VCR authors' generator uses).
+GREY_CONVERSIONS = ("float", "uint8")
+
+
+def grey_uint8(rgb) -> np.ndarray:
+    """OpenCV's ``cvtColor(rgb, COLOR_RGB2GRAY)`` of uint8 RGB, bit for bit, without OpenCV:
+    ``(9798 R + 19235 G + 3735 B + 2**14) >> 15``, the luma rounded to uint8 (the VCR authors'
+    generator makes its VIF inputs so).
+
+    Parameters
+    ----------
+    rgb : uint8 array (..., H, W, 3)
+
+    Returns
+    -------
+    uint8 array (..., H, W).
+    """
+    rgb = _check_rgb(rgb)
+    w = np.asarray(OPENCV_GREY_WEIGHTS, dtype=np.int32)
+    total = rgb.astype(np.int32) @ w
+    return ((total + (1 << 14)) >> 15).astype(np.uint8)
+
+
+def grey(rgb, conversion: str = "float") -> np.ndarray:
+    """Grey image of uint8 RGB on the 0-255 scale as float64, as VIF takes it: ``float``
+    (:func:`luma`, not rounded) or ``uint8`` (:func:`grey_uint8`, OpenCV's rounding)."""
+    if conversion == "float":
+        return luma(rgb)
+    if conversion == "uint8":
+        return grey_uint8(rgb).astype(np.float64)
+    raise ValueError(f"grey conversion must be one of {list(GREY_CONVERSIONS)}, not {conversion!r}")
+
+
+def _check_rgb(rgb) -> np.ndarray:
+    rgb = np.asarray(rgb)
+    if rgb.dtype != np.uint8:
+        raise TypeError(f"rgb must be uint8 RGB (0-255), got dtype {rgb.dtype}")
+    if rgb.ndim < 3 or rgb.shape[-1] != 3:
+        raise ValueError(f"rgb must have shape (..., H, W, 3), got {rgb.shape}")
+    return rgb
 
 
 def min_side() -> int:
@@ -150,7 +204,7 @@ def vif(
     return float(values[0]) if len(np.shape(ref_luma)) == 2 else values
 
 
-def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None):
+def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None, grey_conversion="float"):
     """VIF and Δv = clip(1 - VIF, 0, 1) of corrupted images against their clean originals.
 
     Parameters
@@ -158,6 +212,8 @@ def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None):
     clean_rgb, corrupted_rgb : uint8 arrays (N, H, W, 3) or (H, W, 3): the exact pixels the
         models see, converted to BT.601 luma on the 0-255 scale (:func:`luma`), not rounded.
     variant, device : as in :func:`vif`.
+    grey_conversion : ``float`` (:func:`luma`, the default) or ``uint8`` (:func:`grey_uint8`,
+        OpenCV's rounded grey, as the VCR authors' generator); :func:`grey`.
 
     Returns
     -------
@@ -174,7 +230,8 @@ def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None):
         raise ValueError(
             f"clean_rgb and corrupted_rgb differ in shape: {clean.shape} vs {corrupted.shape}"
         )
-    values = vif(luma(clean), luma(corrupted), variant=variant, device=device)
+    ref, dist = grey(clean, grey_conversion), grey(corrupted, grey_conversion)
+    values = vif(ref, dist, variant=variant, device=device)
     dv = np.clip(1.0 - np.asarray(values), 0.0, 1.0)
     if clean.ndim == 3:
         return float(values), float(dv)

@@ -12,6 +12,20 @@ import functools
 
 import numpy as np
 
+#: Filter spectra a back-end keeps converted (a few per image size): bounded, so that images of
+#: many sizes (``dataset.resolution: stored``) do not keep every size's spectra alive.
+MAX_SPECTRA = 32
+
+
+def _cached(cache: dict, key, a, convert):
+    """``convert(a)``, cached under ``key`` (which holds ``id(a)``): the entry keeps ``a`` alive, so
+    its id cannot be reused while it is cached; the oldest entry goes past :data:`MAX_SPECTRA`."""
+    if key not in cache:
+        if len(cache) >= MAX_SPECTRA:
+            cache.pop(next(iter(cache)))
+        cache[key] = (a, convert(a))
+    return cache[key][1]
+
 
 class NumpyBackend:
     """numpy and scipy.fft, single-threaded (parallelise by process, as the workflow does)."""
@@ -57,9 +71,7 @@ class NumpyBackend:
     def spectrum(self, a: np.ndarray, dtype):
         """A cached filter spectrum as ``dtype``, converted once."""
         key = (id(a), np.dtype(dtype).name)
-        if key not in self._spectra:
-            self._spectra[key] = (a, a.astype(dtype))  # keeps ``a`` alive, so its id stays its
-        return self._spectra[key][1]
+        return _cached(self._spectra, key, a, lambda x: x.astype(dtype))
 
     def cast(self, a, dtype):
         return a.astype(dtype, copy=False)
@@ -198,9 +210,9 @@ class TorchBackend:
 
     def spectrum(self, a: np.ndarray, dtype):
         key = (id(a), dtype)
-        if key not in self._spectra:
-            self._spectra[key] = (a, self.torch.as_tensor(a, device=self.device).to(dtype))
-        return self._spectra[key][1]
+        return _cached(
+            self._spectra, key, a, lambda x: self.torch.as_tensor(x, device=self.device).to(dtype)
+        )
 
     def cast(self, a, dtype):
         return a.to(dtype)

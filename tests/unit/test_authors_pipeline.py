@@ -5,6 +5,7 @@ benchmarks/bench_table2.py on a folder of images."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -238,6 +239,11 @@ def test_bad_options_are_named_by_their_key(dataset, vif_block, message):
 def test_bench_table2_measures_a_folder_of_images_both_ways(photos, tmp_path, monkeypatch):
     folder, labels = photos
     monkeypatch.syspath_prepend(str(BENCHMARKS))
+    # Importing the benchmark pins its process's BLAS/OpenMP threads to 1 in os.environ; here that
+    # is the test process, whose later subprocesses (a fine-tuning killed and resumed, compared
+    # with one run in process) must keep the threads they had: restored after the test.
+    for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        monkeypatch.setenv(key, os.environ.get(key, "1"))
     sys.modules.pop("bench_table2", None)
     import bench_table2
 

@@ -304,6 +304,8 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
     # whether bars carry value labels, not dataset.labels
     "vcrbench.figures.bars:metric_bars": {"labels"},
+    # the report labels of a declared figure or table output, not dataset.labels
+    "vcrbench.plan.products.registry:Output.__init__": {"labels"},
     # a unit conversion of Geirhos' raw values, not humans.mapping.lowpass_sigma_scale
     "vcrbench.humans.geirhos.experiments:_numeric": {"scale"},
     # the {reference} wildcard of a path template

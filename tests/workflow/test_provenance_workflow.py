@@ -14,7 +14,7 @@ import pytest
 
 from vcrbench import io
 from vcrbench.plan import paths
-from vcrbench.plan.versions import VERSIONS, stage
+from vcrbench.plan.versions import stage, version
 
 from .conftest import REPO, snakemake
 from .test_workflow import dry_run, scheduled_jobs
@@ -52,7 +52,7 @@ def test_every_output_records_its_provenance(finished_run):
         rec = json.loads(sidecar.read_text())
         assert rec.pop("output") == rel
         assert rec.pop("sha256") == io.file_sha256(path), rel  # what `make verify` checks
-        assert rec["stage_version"] == VERSIONS[stage(rec["rule"])], rel
+        assert rec["stage_version"] == version(stage(rec["rule"])), rel
         assert rec["config_hash"].startswith("sha256:")
         assert rec["vcrbench"] and rec["packages"]["torch"] and rec["packages"]["snakemake"]
         if path.suffix == ".parquet":

@@ -6,7 +6,9 @@ On any images (the embedded clean set by default, 10 images; ``--dataset folder 
 WordNet ids; ``--images K`` draws K of them) and scaled down:
 
 - **VCR**: ``--n`` parameter-uniform samples per corruption on the paper's domains (motion blur:
-  ``motion_blur_line``, the line kernel the toolbox generated it with), every one
+  ``motion_blur_line``, the line kernel the toolbox generated it with; glass blur:
+  ``glass_blur_toolbox``, its corner-only glass blur; ``--own-vcr-sets``: ImageNet-C's
+  ``motion_blur`` and ``glass_blur`` instead), every one
   corrupted and measured. Printed: the coverage of those samples (threshold 20 scaled to N, as the
   workflow scales it: at least 1), and the expected coverage of the paper's N = 50,000 with its
   threshold 20, from the bin probabilities the samples estimate (a bin they never hit counts as
@@ -25,7 +27,7 @@ Coverage: 40 bins, bins 0..38 counted (k/39). Single threads per worker process.
 
     python benchmarks/bench_table2.py [--n 1000] [--workers 2] [--corruptions a,b] [--json out.json]
         [--dataset folder --path DIR --labels CSV [--images K]] [--resolution crop,stored]
-        [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85]
+        [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85] [--own-vcr-sets]
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from vcrbench.datasets import (  # noqa: E402
     select_images,
 )
 from vcrbench.seeding import derive_seed  # noqa: E402
+from vcrbench.tables.paper import PAIRED_VCR_SETS  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
 from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS  # noqa: E402
 
@@ -78,9 +81,11 @@ PAPER_IMAGENET_C = {
     "glass_blur": 0.333,
 }
 PAPER_N, PAPER_MIN_COUNT = 50_000, 20
-#: The corruption whose VCR set a row draws, where it is not the row's own: the toolbox's generator
-#: made motion blur with Albumentations' line kernel, ImageNet-C's sets with ImageNet-C's function.
-VCR_CORRUPTION = {"motion_blur": "motion_blur_line"}
+#: The corruption whose VCR set a row draws, where it is not the row's own (Table 2's pairs,
+#: :data:`vcrbench.tables.paper.PAIRED_VCR_SETS`): the toolbox's generator made motion blur with
+#: Albumentations' line kernel and glass blur with its corner-only loop, ImageNet-C's sets with
+#: ImageNet-C's functions. ``--own-vcr-sets`` draws every row's VCR set from its own corruption.
+VCR_CORRUPTION = PAIRED_VCR_SETS
 
 
 def expected_coverage_at(p: np.ndarray, n: int, min_count: int) -> float:
@@ -157,10 +162,10 @@ def imagenet_c_dv(c, images: Images, pipelines, jpeg) -> dict[str, list[float]]:
     return out
 
 
-def job(name: str, folder: str, n: int, pipelines, jpeg) -> dict:
+def job(name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True) -> dict:
     images = Images(folder)
     c = get_corruption(name, {"domain_set": "paper"})
-    v = get_corruption(VCR_CORRUPTION.get(name, name), {"domain_set": "paper"})
+    v = get_corruption(VCR_CORRUPTION.get(name, name) if paired else name, {"domain_set": "paper"})
     start = time.perf_counter()
     m = sampling.make_manifest(v, images.clean, n, n, seed=21, mode="parameter-uniform")
     values = {p: m[f"param.{p}"].to_numpy() for p in v.param_names}
@@ -249,6 +254,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
         help="also measure the ImageNet-C samples saved as JPEG at these qualities (comma-separated;"
         " the released sets: 85)",
     )
+    parser.add_argument(
+        "--own-vcr-sets",
+        action="store_true",
+        help="draw every row's VCR set from its own corruption (no motion_blur_line or "
+        "glass_blur_toolbox)",
+    )
     args = parser.parse_args(argv)
     args.names = args.corruptions.split(",") if args.corruptions else list(PAPER_VCR)
     unknown = sorted(set(args.names) - set(PAPER_VCR))
@@ -332,7 +343,7 @@ def main(argv=None) -> None:
     )
     start = time.perf_counter()
     found = per_corruption(
-        job, args.names, args.workers, args.n, args.pipelines, args.jpeg,
+        job, args.names, args.workers, args.n, args.pipelines, args.jpeg, not args.own_vcr_sets,
         dataset=dataset, max_side=max_side,
     )  # fmt: skip
     results = {r["name"]: r for r in found}

@@ -53,7 +53,7 @@ IMAGENET_C = {
     "frost",
 }
 #: The built-ins beyond the paper's 14 names that this module checks like them.
-BUILTIN = PAPER_14 | {"motion_blur_line"}
+BUILTIN = PAPER_14 | {"motion_blur_line", "glass_blur_toolbox"}
 NOISE = {"gaussian_noise", "shot_noise", "impulse_noise", "uniform_noise"}
 BLUR = {"blur", "median_blur", "gaussian_blur", "glass_blur", "defocus_blur"}
 # Corruptions whose identity parameters are not an exact identity (see the domains file).
@@ -63,6 +63,7 @@ RANDOM = {
     "shot_noise",
     "impulse_noise",
     "glass_blur",
+    "glass_blur_toolbox",
     "motion_blur",
     "frost",
     "uniform_noise",
@@ -477,6 +478,56 @@ def test_glass_blur_fractional_iterations_and_delta_grow_the_change(image224):
         out = c.apply(image224, {"sigma": 0.0, "max_delta": delta, "iterations": 1.0}, 4)
         moved.append(np.abs(out.astype(int) - image224).mean())
     assert moved[0] == 0 and all(a < b for a, b in zip(moved[1:], moved[2:], strict=False))
+
+
+def _toolbox_glass_loop(x, max_delta, draws):
+    """The pixel loop of the VCR toolbox's glass blur (``transformations.py``, one iteration),
+    verbatim but for the random source: ``draws.randint`` in its loop order."""
+    for h in range(32 - max_delta, max_delta, -1):
+        for w in range(32 - max_delta, max_delta, -1):
+            dx, dy = draws.randint(-max_delta, max_delta, size=(2,))
+            h_prime, w_prime = h + dy, w + dx
+            # swap
+            x[h, w], x[h_prime, w_prime] = x[h_prime, w_prime], x[h, w]
+    return x
+
+
+@pytest.mark.parametrize("delta", [1, 4, 9])
+def test_glass_blur_toolbox_moves_are_the_toolboxs_loop_on_the_corner(delta, image):
+    ref = _toolbox_glass_loop(image.copy(), delta, np.random.RandomState(delta))
+    draws = np.random.RandomState(delta)
+    n = 32 - 2 * delta
+    offsets = np.array(
+        [[[draws.randint(-delta, delta, size=(2,)) for _ in range(n)] for _ in range(n)]],
+        dtype=np.int64,
+    )
+    out = image.copy()
+    icx._glass_moves(out[:32, :32], offsets, np.ones(offsets.shape[:3], bool), delta)
+    np.testing.assert_array_equal(out, ref)
+    assert not np.array_equal(out[:32, :32], image[:32, :32])
+    np.testing.assert_array_equal(out[32:], image[32:])
+    np.testing.assert_array_equal(out[:, 32:], image[:, 32:])
+
+
+def test_glass_blur_toolbox_is_two_gaussian_blurs_outside_its_corner(image224):
+    from vcrbench.vif import delta_v
+
+    toolbox, glass = get_corruption("glass_blur_toolbox"), get_corruption("glass_blur")
+    unmoved = toolbox.apply(image224, {"sigma": 0.0, "max_delta": 9.0}, 3)
+    changed = (unmoved != image224).any(axis=2)
+    assert changed.any() and not changed[32:].any() and not changed[:, 32:].any()
+    sigma = 2.0
+    out = toolbox.apply(image224, {"sigma": sigma, "max_delta": 5.0}, 3)
+    blurred = glass.apply(image224, {"sigma": sigma, "max_delta": 0.0, "iterations": 0.0}, 3)
+    reach = 32 + int(4 * sigma) + 1  # the second blur spreads the corner's moves this far
+    np.testing.assert_array_equal(out[reach:], blurred[reach:])
+    np.testing.assert_array_equal(out[:, reach:], blurred[:, reach:])
+    # why it is its own corruption: its mildest draws barely change an ImageNet-sized image,
+    # where ImageNet-C's glass blur moves every pixel (the paper's Table 2 coverage, .949)
+    mild = {"sigma": 0.05, "max_delta": 9.0}
+    dv_toolbox = delta_v(image224, toolbox.apply(image224, mild, 1))[1]
+    dv_glass = delta_v(image224, glass.apply(image224, {**mild, "iterations": 1.0}, 1))[1]
+    assert dv_toolbox < 0.05 < 0.3 < dv_glass, (dv_toolbox, dv_glass)
 
 
 @pytest.mark.parametrize("name", ["blur", "median_blur"])

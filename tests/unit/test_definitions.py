@@ -59,6 +59,9 @@ def test_paper_config_matches_the_paper_where_it_can(tmp_path):
     motion = rows["motion blur of the VCR sets"]
     assert motion["this_run"] == "motion_blur_line, motion_blur"
     assert motion["matches_paper"] == "yes" and "ImageNet-C sets" in motion["note"]
+    glass = rows["glass blur of the VCR sets"]
+    assert glass["this_run"] == "glass_blur_toolbox, glass_blur"
+    assert glass["matches_paper"] == "yes" and "ImageNet-C sets" in glass["note"]
     human = rows["human reference data"]
     assert human["matches_paper"] == "no"
     assert "no VCR human data were released" in human["note"]
@@ -94,17 +97,23 @@ def test_the_resolution_and_grey_rows_say_which_pipeline_runs(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("names", "this_run", "matches"),
+    ("names", "definition", "this_run", "matches"),
     [
-        (["motion_blur"], "motion_blur", "no"),  # ImageNet-C's motion blur for the VCR sets
-        (["motion_blur_line"], "motion_blur_line", "yes"),
-        (["frost"], "none", "yes"),  # nothing to differ in
+        # ImageNet-C's function for the VCR sets too
+        (["motion_blur"], "motion blur of the VCR sets", "motion_blur", "no"),
+        (["motion_blur_line"], "motion blur of the VCR sets", "motion_blur_line", "yes"),
+        (["frost"], "motion blur of the VCR sets", "none", "yes"),  # nothing to differ in
+        (["glass_blur"], "glass blur of the VCR sets", "glass_blur", "no"),
+        (["glass_blur_toolbox"], "glass blur of the VCR sets", "glass_blur_toolbox", "yes"),
+        (["frost"], "glass blur of the VCR sets", "none", "yes"),
     ],
 )
-def test_the_motion_blur_row_names_the_function_of_the_vcr_sets(tmp_path, names, this_run, matches):
+def test_the_paired_rows_name_the_function_of_the_vcr_sets(
+    tmp_path, names, definition, this_run, matches
+):
     cfg = copy.deepcopy(config_of("config.yaml", tmp_path))
     cfg["corruptions"] = {name: {} for name in names}
-    row = by_definition(cfg)["motion blur of the VCR sets"]
+    row = by_definition(cfg)[definition]
     assert (row["this_run"], row["matches_paper"]) == (this_run, matches)
 
 

@@ -137,7 +137,8 @@ def test_real_vif_is_deterministic_bounded_and_names_unreachable_bins(clean_set,
 
 def test_paper_domain_set_names_its_source_for_every_corruption():
     paper = domain_set("paper")
-    assert len(paper) == 15  # the 14, motion blur twice (ImageNet-C's and the toolbox's line)
+    # the 14, motion and glass blur twice (ImageNet-C's and the toolbox generator's)
+    assert len(paper) == 16
     for name, entry in paper.items():
         assert "transformations.py" in entry["source"], name
         assert entry["chosen"], name
@@ -152,6 +153,9 @@ def test_paper_domain_set_names_its_source_for_every_corruption():
         **{k: (0.0, 1.0) for k in ("x0", "y0", "x1", "y1")},
     }
     assert "Motion_Blur: MotionBlur(blur_limit=50" in paper["motion_blur_line"]["source"]
+    corner = get_corruption("glass_blur_toolbox", {"domain_set": "paper"})
+    assert corner.domain == {"sigma": (0.0, 5.0), "max_delta": (1.0, 9.0)}
+    assert "range(32 - max_delta, max_delta, -1)" in paper["glass_blur_toolbox"]["source"]
 
 
 def test_paper_config_draws_motion_blur_with_the_toolbox_line_kernel(clean_set):
@@ -167,6 +171,21 @@ def test_paper_config_draws_motion_blur_with_the_toolbox_line_kernel(clean_set):
     assert c.domain["ksize"] == (3.0, 49.0) and c.category == "blur"
     m = sampling.make_manifest(c, clean_set, 20, 20, seed=0, mode="parameter-uniform")
     assert m["param.ksize"].between(3.0, 49.0).all() and m["param.ksize"].std() > 5
+
+
+def test_paper_config_draws_glass_blur_with_the_toolbox_corner_loop(clean_set):
+    import yaml
+
+    from tests.support.shipped import REPO
+
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    assert {"glass_blur", "glass_blur_toolbox"} <= set(paper["corruptions"])
+    c = get_corruption(
+        "glass_blur_toolbox", plan_config.corruption_options(paper, "glass_blur_toolbox")
+    )
+    assert c.domain == {"sigma": (0.0, 5.0), "max_delta": (1.0, 9.0)} and c.category == "blur"
+    m = sampling.make_manifest(c, clean_set, 20, 20, seed=0, mode="parameter-uniform")
+    assert m["param.sigma"].between(0.0, 5.0).all() and m["param.max_delta"].between(1.0, 9.0).all()
 
 
 def test_domain_sets_default_override_and_errors():

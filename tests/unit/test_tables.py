@@ -107,10 +107,18 @@ def test_table_2_beside_imagenet_c_the_first_n_draws_of_a_stratified_set():
     assert "vcr_parameter_uniform" not in plain.data and "vcr_set" not in plain.data
 
 
-def test_table_2_pairs_imagenet_c_motion_blur_with_the_line_kernel_vcr_set():
+@pytest.mark.parametrize(
+    ("row", "vcr_set", "display"),
+    [
+        ("motion_blur", "motion_blur_line", "Motion blur"),
+        ("glass_blur", "glass_blur_toolbox", "Glass blur"),
+    ],
+)
+def test_table_2_pairs_imagenet_c_sets_with_the_toolboxs_vcr_set(row, vcr_set, display):
+    """The paper's VCR sets of motion and glass blur are the toolbox generator's functions."""
     rows = pd.DataFrame(
         {
-            "corruption": ["motion_blur", "motion_blur", "motion_blur_line"],
+            "corruption": [row, row, vcr_set],
             "source": ["vcr", "imagenet-c", "vcr"],
             "n_images": [50000, 250000, 50000],
             "coverage": [0.5, 13 / 39, 38 / 39],
@@ -121,14 +129,14 @@ def test_table_2_pairs_imagenet_c_motion_blur_with_the_line_kernel_vcr_set():
         }
     )
     table = tables.table2_coverage(rows)
-    assert table.data["corruption"].tolist() == ["motion_blur"]  # one row, the paper's
-    row = table.data.iloc[0]
-    assert row["vcr"] == pytest.approx(0.974) and row["imagenet_c"] == pytest.approx(0.333)
-    assert row["vcr_set"] == "motion_blur_line"
-    assert table.display.iloc[0, 0] == "Motion blur (VCR: motion_blur_line)"
-    # without ImageNet-C's motion blur nothing is paired
+    assert table.data["corruption"].tolist() == [row]  # one row, the paper's
+    got = table.data.iloc[0]
+    assert got["vcr"] == pytest.approx(0.974) and got["imagenet_c"] == pytest.approx(0.333)
+    assert got["vcr_set"] == vcr_set
+    assert table.display.iloc[0, 0] == f"{display} (VCR: {vcr_set})"
+    # without ImageNet-C's sets of the row nothing is paired
     alone = tables.table2_coverage(rows[rows["source"] == "vcr"])
-    assert sorted(alone.data["corruption"]) == ["motion_blur", "motion_blur_line"]
+    assert sorted(alone.data["corruption"]) == [row, vcr_set]
 
 
 # --------------------------------------------------------------------------- metrics and leaderboards

@@ -92,8 +92,8 @@ def test_paper_plan_submits_few_jobs_and_keeps_every_gpu(tmp_path):
     # --set-resources for another rule (or the same) leaves every GPU where the rules put it
     jobs = scheduled_resources(out)
     predict = [r for rule, _, r in jobs if rule.startswith("predict")]
-    # 25 models: clean, 15 VCR sets (the paper's 14, motion blur with both functions), 9 ImageNet-C
-    assert len(predict) == 25 * (1 + 15 + 9), len(predict)
+    # 25 models: clean, 16 VCR sets (the paper's 14, motion and glass blur twice), 9 ImageNet-C
+    assert len(predict) == 25 * (1 + 16 + 9), len(predict)
     assert all(r.get("gpu") == "1" for r in predict)
     assert all(r.get("gpu") == "1" for rule, _, r in jobs if rule == "finetune_model")
     assert {r["runtime"] for rule, _, r in jobs if rule == "generate_shard"} == {"5"}

@@ -57,7 +57,7 @@ def test_tiny_plan_has_the_dry_runs_jobs_and_the_configs_images(tmp_path):
 def test_paper_config_plans_with_stand_ins():
     out = plan_cost("--configfile", str(REPO / "config" / "paper.yaml"))
     jobs = jobs_table(out)
-    assert jobs["generate_shard"] == 15 * 50  # the paper's 14, motion blur with both functions
+    assert jobs["generate_shard"] == 16 * 50  # the paper's 14, motion and glass blur twice
     assert "stand-ins for the dry run" in out
     totals = section(out, "Totals")
     assert any(line.split()[-1] != "unknown" and "GPU-hours" in line for line in totals)

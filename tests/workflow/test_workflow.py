@@ -105,9 +105,9 @@ def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
     out = dry_run(tmp_path, configfile=path)
     jobs = scheduled_jobs(out)
     corruptions = {w["corruption"] for r, w in jobs if r == "sample_manifest"}
-    assert len(corruptions) == 15  # the paper's 14, motion blur with both functions
+    assert len(corruptions) == 16  # the paper's 14, motion and glass blur with both functions
     shards = [w for r, w in jobs if r == "generate_shard"]
-    assert len(shards) == 15 * 50  # 50,000 samples per corruption in shards of 1,000
+    assert len(shards) == 16 * 50  # 50,000 samples per corruption in shards of 1,000
     finetuned = {w["run"] for r, w in jobs if r == "finetune_model"}
     assert len(finetuned) == 6
 

@@ -223,12 +223,16 @@ def glass_moves(
     return _glass_moves(x, offsets, active, margin)
 
 
+#: Glass blur's σ, of the Gaussian blur before and after the moves (both glass blurs).
+_GLASS_SIGMA = Param("sigma", 0.0, (0.0, INF), "σ of the Gaussian blur before and after the moves")
+
+
 @register_corruption(
     "glass_blur",
     source="imagenet-c",
     category="blur",
     params=[
-        Param("sigma", 0.0, (0.0, INF), "σ of the Gaussian blur before and after the moves"),
+        _GLASS_SIGMA,
         Param("max_delta", 0.0, (0.0, 50.0), "largest pixel displacement (continuous)"),
         Param("iterations", 0.0, (0.0, 20.0), "passes of local pixel moves (continuous)"),
     ],
@@ -240,15 +244,49 @@ def glass_moves(
 )
 def glass_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """Gaussian blur, local random pixel moves, Gaussian blur again."""
-    sigma = p["sigma"]
+    return _blur_moved(
+        image, p["sigma"], lambda x: glass_moves(x, p["max_delta"], p["iterations"], rng)
+    )
+
+
+def _blur_moved(image: np.ndarray, sigma: float, move) -> np.ndarray:
+    """Glass blur's frame: Gaussian blur (σ), rounded to uint8, ``move(x)`` (in place), the same
+    Gaussian blur again."""
     x = image / 255.0
     if sigma > 0:
         x = gaussian_filter(x, sigma)
     x = np.clip(np.rint(x * 255), 0, 255).astype(np.uint8)
-    x = glass_moves(x, p["max_delta"], p["iterations"], rng)
+    move(x)
     if sigma > 0:
         return np.clip(gaussian_filter(x / 255.0, sigma), 0, 1) * 255
     return x
+
+
+#: The side of the square the VCR authors' glass blur moves pixels in: its loop runs over
+#: ``range(32 - max_delta, max_delta, -1)`` for rows and columns, written for 32-px CIFAR images.
+TOOLBOX_GLASS_CORNER = 32
+
+
+@register_corruption(
+    "glass_blur_toolbox",
+    source="vcr-toolbox",
+    category="blur",
+    params=[
+        _GLASS_SIGMA,
+        Param("max_delta", 0.0, (0.0, 15.0), "largest pixel displacement (continuous)"),
+    ],
+    similarity_class="blur",
+)
+def glass_blur_toolbox(
+    image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator
+) -> np.ndarray:
+    """Glass blur as the VCR authors' toolbox generated it: one pass of pixel moves, confined to
+    the image's top-left 32x32 corner, between two Gaussian blurs (``transformations.py``)."""
+    corner = slice(0, TOOLBOX_GLASS_CORNER)
+    # x[corner, corner] is a view: its pixels are moved in place
+    return _blur_moved(
+        image, p["sigma"], lambda x: glass_moves(x[corner, corner], p["max_delta"], 1.0, rng)
+    )
 
 
 def motion_kernel(radius: float, sigma: float) -> np.ndarray:

@@ -55,7 +55,7 @@ def _sampling_rows(config: Mapping) -> list[dict]:
     domains = _get(config, "sampling.domain_set")
     mode = _get(config, "sampling.mode")
     return [
-        _motion_blur_row(_get(config, "corruptions")),
+        *_paired_set_rows(_get(config, "corruptions")),
         _row(
             "parameter domains C of the corruptions",
             "the authors' code (HuakunShen/VCR)",
@@ -83,27 +83,57 @@ def _sampling_rows(config: Mapping) -> list[dict]:
     ]
 
 
-def _motion_blur_row(corruptions: Mapping) -> dict:
-    """Which motion blur the VCR sets use: the authors' toolbox generates Albumentations 0.5's
-    line kernel (``motion_blur_line``); ``motion_blur`` is ImageNet-C's (its ImageNet-C sets)."""
-    line, imagenet_c = "motion_blur_line" in corruptions, "motion_blur" in corruptions
-    this_run = ", ".join(n for n in ("motion_blur_line", "motion_blur") if n in corruptions)
-    if line:
-        note = (
-            "motion_blur too: its ImageNet-C sets (and a VCR set of its own)" if imagenet_c else ""
-        )
-    elif imagenet_c:
-        note = "ImageNet-C's motion blur for the VCR sets too; the authors' is motion_blur_line"
-    else:
-        note = "no motion blur in this run"
-    return _row(
+#: Corruptions whose VCR sets the authors' generator made with another function than ImageNet-C's:
+#: (ImageNet-C's name, the generator's, the row's definition, the paper's column).
+_PAIRED_SETS = (
+    (
+        "motion_blur",
+        "motion_blur_line",
         "motion blur of the VCR sets",
         "Albumentations' line-kernel MotionBlur (blur_limit 50), the authors' generator",
-        this_run or "none",
-        "corruptions",
-        line or not imagenet_c,
-        note,
-    )
+    ),
+    (
+        "glass_blur",
+        "glass_blur_toolbox",
+        "glass blur of the VCR sets",
+        "the authors' generator's glass blur: pixel moves in a 32 px corner, two Gaussian blurs",
+    ),
+)
+
+
+def _paired_set_rows(corruptions: Mapping) -> list[dict]:
+    """Which function a paired corruption's VCR sets use: the authors' toolbox generated motion
+    blur with Albumentations 0.5's line kernel (``motion_blur_line``) and glass blur with its
+    corner-only pixel loop (``glass_blur_toolbox``); ``motion_blur`` and ``glass_blur`` are
+    ImageNet-C's (their ImageNet-C sets)."""
+    rows = []
+    for imagenet_c_name, toolbox_name, definition, paper in _PAIRED_SETS:
+        toolbox, imagenet_c = toolbox_name in corruptions, imagenet_c_name in corruptions
+        this_run = ", ".join(n for n in (toolbox_name, imagenet_c_name) if n in corruptions)
+        if toolbox:
+            note = (
+                f"{imagenet_c_name} too: its ImageNet-C sets (and a VCR set of its own)"
+                if imagenet_c
+                else ""
+            )
+        elif imagenet_c:
+            note = (
+                f"ImageNet-C's {definition.split(' of ')[0]} for the VCR sets too; the authors' "
+                f"is {toolbox_name}"
+            )
+        else:
+            note = f"no {definition.split(' of ')[0]} in this run"
+        rows.append(
+            _row(
+                definition,
+                paper,
+                this_run or "none",
+                "corruptions",
+                toolbox or not imagenet_c,
+                note,
+            )
+        )
+    return rows
 
 
 def _measurement_rows(config: Mapping) -> list[dict]:
@@ -193,7 +223,8 @@ _FUNCTIONS = {
         "its pixel loop (written for 32 px CIFAR images) moves pixels in a 32 px corner only",
         "ImageNet-C's glass blur over the whole image",
         NO,
-        "a defect of the toolbox's code: most of a 224 px image would be Gaussian-blurred only",
+        "a defect of the toolbox's code: most of a 224 px image would be Gaussian-blurred only; "
+        "glass_blur_toolbox is the toolbox's (the paper's VCR sets)",
     ),
     "blur": (
         "Blur(blur_limit=15): odd kernel sizes 3-15",

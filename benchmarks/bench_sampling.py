@@ -29,8 +29,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-for _key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_key, "1")
+# The script's own process: one BLAS/OpenMP thread (an importer keeps its own; workers: _init).
+if __name__ == "__main__":
+    for _key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_key, "1")
 
 import numpy as np  # noqa: E402
 from scipy.stats import binom  # noqa: E402
@@ -76,9 +78,12 @@ def measure_dv(c, clean: CleanSet, frame, batch: int = 32) -> np.ndarray:
 
 
 def _init() -> None:
+    """A worker process's threads: one each for BLAS/OpenMP, torch and OpenCV."""
     import cv2
     import torch
+    from threadpoolctl import threadpool_limits
 
+    threadpool_limits(1)
     torch.set_num_threads(1)
     cv2.setNumThreads(1)
 

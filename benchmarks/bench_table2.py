@@ -42,8 +42,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-for _key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_key, "1")
+# The script's own process: one BLAS/OpenMP thread (an importer keeps its own; workers: _init).
+if __name__ == "__main__":
+    for _key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_key, "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -66,9 +66,8 @@ from vcrbench.datasets import (  # noqa: E402
     select_images,
 )
 from vcrbench.seeding import derive_seed  # noqa: E402
-from vcrbench.tables.paper import PAIRED_VCR_SETS  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
-from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS  # noqa: E402
+from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS, PAIRED_VCR_SETS  # noqa: E402
 
 #: The paper's ImageNet-C coverage (Table 2, the ImageNet-C column).
 PAPER_IMAGENET_C = {
@@ -83,11 +82,6 @@ PAPER_IMAGENET_C = {
     "glass_blur": 0.333,
 }
 PAPER_N, PAPER_MIN_COUNT = 50_000, 20
-#: The corruption whose VCR set a row draws, where it is not the row's own (Table 2's pairs,
-#: :data:`vcrbench.tables.paper.PAIRED_VCR_SETS`): the toolbox's generator made motion blur with
-#: Albumentations' line kernel and glass blur with its corner-only loop, ImageNet-C's sets with
-#: ImageNet-C's functions. ``--own-vcr-sets`` draws every row's VCR set from its own corruption.
-VCR_CORRUPTION = PAIRED_VCR_SETS
 
 
 def expected_coverage_at(p: np.ndarray, n: int, min_count: int) -> float:
@@ -167,7 +161,8 @@ def imagenet_c_dv(c, images: Images, pipelines, jpeg) -> dict[str, list[float]]:
 def job(name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True) -> dict:
     images = Images(folder)
     c = get_corruption(name, {"domain_set": "paper"})
-    v = get_corruption(VCR_CORRUPTION.get(name, name) if paired else name, {"domain_set": "paper"})
+    # a row's VCR set: Table 2's pair (vocab.PAIRED_VCR_SETS), or its own with --own-vcr-sets
+    v = get_corruption(PAIRED_VCR_SETS.get(name, name) if paired else name, {"domain_set": "paper"})
     start = time.perf_counter()
     m = sampling.make_manifest(v, images.clean, n, n, seed=21, mode="parameter-uniform")
     values = {p: m[f"param.{p}"].to_numpy() for p in v.param_names}

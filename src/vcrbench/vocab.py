@@ -113,6 +113,11 @@ COVERAGE_MIN_COUNT = 20
 COVERAGE_REFERENCE_N = 50_000
 #: The paper's coverage values are k/39: bins 0..38 are counted.
 COVERAGE_DENOMINATOR = 39
+#: ImageNet-C corruptions whose VCR sets the authors' generator made with another function: the
+#: paper's motion-blur sets are Albumentations 0.5's line kernel (``motion_blur_line``), its
+#: glass-blur sets the toolbox's corner-only glass blur (``glass_blur_toolbox``). Table 2 pairs
+#: each with its ImageNet-C sets; definitions.csv has a row for each.
+PAIRED_VCR_SETS = {"motion_blur": "motion_blur_line", "glass_blur": "glass_blur_toolbox"}
 
 # --------------------------------------------------------------------------- images
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from vcrbench.vocab import PAIRED_VCR_SETS
+
 COLUMNS = ["definition", "paper", "this_run", "config_key", "matches_paper", "note"]
 
 YES, NO, UNSTATED = "yes", "no", "unstated"
@@ -83,22 +85,12 @@ def _sampling_rows(config: Mapping) -> list[dict]:
     ]
 
 
-#: Corruptions whose VCR sets the authors' generator made with another function than ImageNet-C's:
-#: (ImageNet-C's name, the generator's, the row's definition, the paper's column).
-_PAIRED_SETS = (
-    (
-        "motion_blur",
-        "motion_blur_line",
-        "motion blur of the VCR sets",
-        "Albumentations' line-kernel MotionBlur (blur_limit 50), the authors' generator",
-    ),
-    (
-        "glass_blur",
-        "glass_blur_toolbox",
-        "glass blur of the VCR sets",
-        "the authors' generator's glass blur: pixel moves in a 32 px corner, two Gaussian blurs",
-    ),
-)
+#: The paper's column of each pair of :data:`vcrbench.vocab.PAIRED_VCR_SETS`, by ImageNet-C's name.
+_PAIRED_PAPER = {
+    "motion_blur": "Albumentations' line-kernel MotionBlur (blur_limit 50), the authors' generator",
+    "glass_blur": "the authors' generator's glass blur: pixel moves in a 32 px corner, two "
+    "Gaussian blurs",
+}
 
 
 def _paired_set_rows(corruptions: Mapping) -> list[dict]:
@@ -107,7 +99,8 @@ def _paired_set_rows(corruptions: Mapping) -> list[dict]:
     corner-only pixel loop (``glass_blur_toolbox``); ``motion_blur`` and ``glass_blur`` are
     ImageNet-C's (their ImageNet-C sets)."""
     rows = []
-    for imagenet_c_name, toolbox_name, definition, paper in _PAIRED_SETS:
+    for imagenet_c_name, toolbox_name in PAIRED_VCR_SETS.items():
+        what = imagenet_c_name.replace("_", " ")  # "motion blur"
         toolbox, imagenet_c = toolbox_name in corruptions, imagenet_c_name in corruptions
         this_run = ", ".join(n for n in (toolbox_name, imagenet_c_name) if n in corruptions)
         if toolbox:
@@ -117,16 +110,13 @@ def _paired_set_rows(corruptions: Mapping) -> list[dict]:
                 else ""
             )
         elif imagenet_c:
-            note = (
-                f"ImageNet-C's {definition.split(' of ')[0]} for the VCR sets too; the authors' "
-                f"is {toolbox_name}"
-            )
+            note = f"ImageNet-C's {what} for the VCR sets too; the authors' is {toolbox_name}"
         else:
-            note = f"no {definition.split(' of ')[0]} in this run"
+            note = f"no {what} in this run"
         rows.append(
             _row(
-                definition,
-                paper,
+                f"{what} of the VCR sets",
+                _PAIRED_PAPER[imagenet_c_name],
                 this_run or "none",
                 "corruptions",
                 toolbox or not imagenet_c,

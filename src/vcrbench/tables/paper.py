@@ -22,15 +22,11 @@ from vcrbench.tables.format import (
     fmt,
 )
 from vcrbench.tables.spaces import merge_spaces, space_column
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS, PAIRED_VCR_SETS
 
 # --------------------------------------------------------------------------- Table 2
 
 
-#: Table 2 rows whose VCR set is another corruption's: the paper's motion-blur VCR sets are the
-#: authors' generator's line kernel (``motion_blur_line``) and its glass-blur sets the generator's
-#: corner-only glass blur (``glass_blur_toolbox``); ImageNet-C's are ``motion_blur``, ``glass_blur``.
-PAIRED_VCR_SETS = {"motion_blur": "motion_blur_line", "glass_blur": "glass_blur_toolbox"}
 #: Table 2's sources: (coverage.csv source, column, display header); the parameter-uniform draws
 #: of a Δv-stratified set only where coverage.csv has them.
 TABLE2_SOURCES = (

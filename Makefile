@@ -21,13 +21,17 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 run: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --show-failed-logs $(SNAKEMAKE_ARGS)
 
-# The full test suite, as CI runs it (includes the end-to-end workflow and SLURM tests).
+# The full test suite, as CI runs it (includes the end-to-end workflow and SLURM tests), on
+# TEST_WORKERS pytest-xdist workers (a test file's tests stay on one worker; the one finished
+# tiny run is shared by all: tests/workflow/conftest.py). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+PYTEST := NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 test: setup
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests
+	$(PYTEST) tests
 
 # Everything but the slow paths (end-to-end workflow, SLURM), for quick iterations.
 test-fast: setup
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest tests -m "not slow"
+	$(PYTEST) tests -m "not slow"
 
 lint: setup
 	$(BIN)/ruff check src tests workflow benchmarks scripts

@@ -5,7 +5,7 @@
 rule estimate_curves:
     input:
         predictions=PLAN.prediction_group_files,
-        clean=rules.predict_clean.output[0],
+        clean=paths.PREDICTIONS_CLEAN,
         reference=PLAN.human_reference_files,
     output:
         bins=paths.MODEL_BINS,

@@ -15,6 +15,7 @@ from vcrbench.inference import (
     PREDICTION_SCHEMA,
     InferenceError,
     predict_clean,
+    predict_model,
     predict_shards,
     resolve_precision,
 )
@@ -323,6 +324,41 @@ def test_predict_clean(tmp_path, capfd):
         progress=False,
     )
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_predict_model_builds_the_model_once_and_writes_each_file_as_alone(tmp_path, monkeypatch):
+    """Rule predict_model's call: the clean set and every set of shards with one model built
+    once, each file byte-identical to the one its own call (predict_clean, predict_shards) writes
+    (the provenance records the same, outside a workflow job)."""
+    from vcrbench.inference import run
+
+    rng = np.random.default_rng(3)
+    images = rng.integers(0, 256, (5, 224, 224, 3), dtype=np.uint8)
+    clean = make_clean_set(tmp_path, images, np.array([281, -1, 3, 4, 5]))
+    sets = []
+    for k, ids in enumerate(([0, 1, 2], [3, 4], [5, 6, 7, 8])):
+        shard = tmp_path / f"shard-{k}.parquet"
+        write_shard(shard, ids, [281, 3, 285, 0][: len(ids)], seed=k)
+        sets.append((tmp_path / "together" / f"set-{k}.parquet", [shard]))
+    built = []
+
+    def load_model(spec, device):
+        built.append((spec.name, str(device)))
+        return tiny_model()
+
+    monkeypatch.setattr(run, "load_model", load_model)
+    together = tmp_path / "together" / "clean.parquet"
+    options = {"batch_size": 2, "device": "cpu", "progress": False}
+    written = predict_model(SPEC, clean, together, sets, **options)
+    assert built == [("tiny", "cpu")]
+    assert written == [together, *(out for out, _ in sets)]
+    alone = predict_clean(SPEC, clean, tmp_path / "clean.parquet", model=tiny_model(), **options)
+    assert together.read_bytes() == alone.read_bytes()
+    for k, (out, shards) in enumerate(sets):
+        own = predict_shards(
+            SPEC, shards, tmp_path / f"alone-{k}.parquet", model=tiny_model(), **options
+        )
+        assert out.read_bytes() == own.read_bytes(), out
 
 
 def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):

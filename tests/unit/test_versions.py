@@ -19,9 +19,18 @@ AGGREGATES = {"paper_figures"}
 USED = {
     m.group(1)
     for p in RULES.glob("*.smk")
-    for m in re.finditer(r"^use rule \w+ as (\w+) with:", p.read_text(), re.M)
+    for m in re.finditer(r"^ *use rule \w+ as (\w+) with:", p.read_text(), re.M)
 }
-RULE_RE = re.compile(r"^(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^\S|\Z)", re.M | re.S)
+#: A rule's text runs to the next rule or the next line at the left margin (rules may stand
+#: indented under an ``if``, as the prediction rules do).
+RULE_RE = re.compile(
+    r"^ *(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^ *(?:rule |use rule )|^\S|\Z)",
+    re.M | re.S,
+)
+#: The prediction rules' params, written once in rules/infer.smk (their stage's version among them).
+PREDICT_PARAMS = re.search(
+    r"^PREDICT_PARAMS = dict\((.*?)^\)", (RULES / "infer.smk").read_text(), re.M | re.S
+).group(1)
 
 
 def rule_blocks() -> dict[str, str]:
@@ -48,18 +57,22 @@ def test_every_rule_has_a_stage_version_and_every_stage_a_rule():
         assert stages[rule] in versions(), (rule, stages[rule])
         child = rule in USED
         inherited = (child and rule in SAME_STAGE) or re.search(r"\*\*rules\.\w+\.params", body)
-        if not inherited:
+        if "**PREDICT_PARAMS" in body:
+            assert stages[rule] == "predict", rule
+            assert 'version=PLAN.version("predict")' in PREDICT_PARAMS
+        elif not inherited:
             assert f'version=PLAN.version("{stages[rule]}")' in body, rule
         assert re.search(rf'log:\n\s+paths\.log\("{rule}", "([^"]+)"\)', body), rule
         name = re.search(rf'log:\n\s+paths\.log\("{rule}", "([^"]+)"\)', body).group(1)
         assert f'paths.benchmark("{rule}", "{name}")' in body, rule
-        assert child or "conda:\n        VCRBENCH_ENV" in body, rule
+        assert child or re.search(r"conda:\n\s+VCRBENCH_ENV", body), rule
     assert set(stages.values()) == set(versions())  # no stage without a rule
     assert set(SAME_STAGE) <= set(stages)  # no alias of a rule that is gone
     assert {r for r, s in stages.items() if s == "predict"} == {
         "predict_clean",
         "predict_group",
         "predict_imagenet_c",
+        "predict_model",
     }
     assert stages["generate_retrain_shard"] == "generate_shard"
     assert stages["geirhos_trained_table"] == "geirhos_trained_table"  # its own computation

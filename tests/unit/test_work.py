@@ -111,3 +111,43 @@ def test_single_threaded_cpu_jobs_take_the_group_jobs_one_cpu_slot():
         assert p.resources(rule)["cpu_slot"] == 1, rule
     for rule in ("predict_group", "prepare_clean_set", "collect_metrics"):
         assert "cpu_slot" not in p.resources(rule), rule
+
+
+def test_a_model_with_few_images_is_predicted_in_one_job():
+    """``inference.model_job_max_images``: a model's clean set, test sets and ImageNet-C sets in
+    one job (rule predict_model) when they number at most that, else one job per set and
+    group; the one job's outputs are every prediction file of the model, each paired with the
+    shards it is predicted from."""
+    cfg = config()  # 10 clean images, 5,000 + 2,500 samples, 2 x 50 ImageNet-C samples
+    assert work.model_images(cfg, 10) == 10 + 7500 + 100
+    assert work.job_images(cfg, "predict_model", job(model="r50"), 10) == 7610
+    assert work.inference_per_model(cfg, 10)  # the default limit, 20,000
+    inference = {"shards_per_job": 2, "device": "cuda", "model_job_max_images": 7609}
+    assert not work.inference_per_model(config(inference=inference), 10)
+    p = plan.Plan(config())
+    assert p.inference_per_model
+    outputs = p.model_job_outputs()
+    assert outputs[0] == "results/predictions/{model}/clean.parquet"
+    assert sorted(outputs) == sorted(
+        f.replace("/r50/", "/{model}/") for f in p.prediction_files() if "/r50/" in f
+    )
+    inputs = p.model_job_inputs(job(model="r50"))
+    assert inputs["images"] == "results/dataset/images.npy"
+    assert inputs["weights"] == p.model_weights(job(model="r50"))
+    for i, out in enumerate(outputs[1:], start=1):
+        wildcards = job(corruption=out.split("/")[-2], group=out.split("group-")[1][:5])
+        if "/imagenet-c/" in out:
+            expected = p.imagenet_c_group_shard_files(wildcards)
+        else:
+            expected = p.group_shard_files(wildcards)
+        assert inputs[f"shards_{i}"] == expected, out
+    assert set(inputs) == {"images", "index", "weights"} | {
+        f"shards_{i}" for i in range(1, len(outputs))
+    }
+    # the inference job's resources: one GPU, sized from all its images
+    res = p.resources("predict_model")
+    assert res["gpu"] == 1
+    split = plan.Plan(config(inference=inference))
+    assert res["runtime"](job(model="r50"), 1) >= split.resources("predict_group")["runtime"](
+        job(model="r50", corruption="gaussian_noise", group="00000"), 1
+    )

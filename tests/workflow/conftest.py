@@ -49,17 +49,59 @@ def write_config(path: Path, base: Path = TINY, **changes) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def finished_run(tmp_path_factory):
-    """One complete run of the tiny config, shared by the tests that inspect or modify it.
+#: The environment of the shared run (:func:`finished_run`): a read-only $HOME and no cache
+#: variable set, as the plain command meets them on a cluster (issue 22).
+CACHE_VARIABLES = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR", "TORCH_HOME", "HF_HOME")
 
-    Tests that modify the run work on a copy (``copy_run``), so the order of tests does not matter.
-    """
-    workdir = tmp_path_factory.mktemp("tiny-run")
+
+def run_environment(root: Path) -> dict:
+    """The environment of a run whose $HOME is ``root/home`` and $TMPDIR ``root/tmp``, with no
+    cache variable set (so nothing but the workflow's own settings keeps caches off $HOME)."""
+    (root / "tmp").mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, HOME=str(root / "home"), TMPDIR=str(root / "tmp"))
+    for name in CACHE_VARIABLES:
+        env.pop(name, None)
+    return env
+
+
+def _finish_tiny_run(root: Path) -> None:
+    """The tiny config run from nothing in ``root/run``, with $HOME (``root/home``) read-only."""
+    from tests.support.homes import read_only_home
+
+    workdir = root / "run"
+    workdir.mkdir(parents=True)
     config = write_config(workdir / "config.yaml")
-    proc = snakemake(workdir, "--cores", "2", "--show-failed-logs", configfile=config)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
-    return workdir
+    env = run_environment(root)
+    with read_only_home(root / "home"):
+        proc = snakemake(workdir, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
+    (root / "outcome.txt").write_text(
+        "ok" if proc.returncode == 0 else proc.stdout[-6000:] + proc.stderr[-6000:]
+    )
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory, worker_id):
+    """One complete run of the tiny config per pytest run, shared by the tests that inspect or
+    modify it, made with a read-only $HOME (``finished_run.parent / "home"``; the archive test
+    checks nothing was written there). Under pytest-xdist the first worker to ask makes it and
+    the others wait for it (a file lock in the run's shared temporary folder).
+
+    Tests that modify the run work on a copy (``copy_run``, ``partial_copy``), so the order of
+    tests does not matter.
+    """
+    from filelock import FileLock
+
+    if worker_id == "master":  # no xdist: this session's own folder
+        shared = tmp_path_factory.getbasetemp()
+    else:  # the folder all workers of this pytest run share
+        shared = tmp_path_factory.getbasetemp().parent
+    root = shared / "tiny-run"
+    with FileLock(str(shared / "tiny-run.lock")):
+        if not (root / "outcome.txt").exists():
+            _finish_tiny_run(root)
+    outcome = (root / "outcome.txt").read_text()
+    assert outcome == "ok", outcome
+    return root / "run"
 
 
 @pytest.fixture
@@ -67,4 +109,30 @@ def copy_run(finished_run, tmp_path):
     """A private copy of the finished run (results and Snakemake's metadata), same mtimes."""
     dest = tmp_path / "run"
     shutil.copytree(finished_run, dest, symlinks=True)
+    return dest
+
+
+#: What :func:`partial_copy` leaves out by default: the test sets and everything made from them
+#: (the dataset, the weights and the human references stay), so a run in the copy generates,
+#: predicts, estimates and draws again, as a run from nothing does after its first stages.
+FROM_TEST_SETS = ("testsets", "imagenet-c", "predictions", "estimates", "tables", "figures")
+
+
+def partial_copy(finished_run: Path, dest: Path, drop=FROM_TEST_SETS, results=None) -> Path:
+    """A copy of the finished run (Snakemake's metadata included, same mtimes) without the
+    folders ``drop`` of its results and their provenance records: what a run had made before it
+    reached those stages. ``results`` (a folder) receives the copy's results instead of
+    ``dest/results`` (e.g. a small file system mounted there)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("results")
+    shutil.copytree(finished_run, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    target = results or dest / "results"
+    source = finished_run / "results"
+    dropped = {*drop, *(f"provenance/{d}" for d in drop)}
+
+    def ignored(folder, names):
+        rel = Path(folder).relative_to(source)
+        return [n for n in names if (rel / n).as_posix() in dropped]
+
+    shutil.copytree(source, target, symlinks=True, ignore=ignored, dirs_exist_ok=True)
     return dest

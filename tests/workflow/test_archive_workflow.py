@@ -4,7 +4,6 @@ byte-identical figures and tables."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from tests.support.homes import read_only_home, written
 from vcrbench.plan import cluster
 
-from .conftest import REPO, snakemake, write_config
+from .conftest import CACHE_VARIABLES, REPO, run_environment, snakemake
 from .test_workflow import scheduled_jobs
 
 
@@ -21,27 +20,27 @@ def files(folder):
 
 
 @pytest.mark.slow
-def test_read_only_home_then_figures_and_tables_from_a_copied_results_folder(tmp_path):
-    """The plain command, as typed (no `make`, no cache variable set): Snakemake's source cache
-    and every job's caches go under $TMPDIR (profiles/default's `shared-fs-usage`,
-    vcrbench.plan.cluster.job_environment), never under a read-only $HOME."""
-    home = tmp_path / "home"
-    env = dict(os.environ, HOME=str(home), TMPDIR=str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "MPLCONFIGDIR", "TORCH_HOME", "HF_HOME"):
-        env.pop(name, None)
+def test_read_only_home_then_figures_and_tables_from_a_copied_results_folder(
+    finished_run, tmp_path
+):
+    """The plain command, as typed (no `make`, no cache variable set; the shared run,
+    tests/workflow/conftest.py): Snakemake's source cache and every job's caches go under
+    $TMPDIR (profiles/default's `shared-fs-usage`, vcrbench.plan.cluster.job_environment),
+    never under a read-only $HOME."""
+    root = finished_run.parent
+    home, env = root / "home", run_environment(root)
+    for name in CACHE_VARIABLES:
+        assert name not in env
     assert "XDG_CACHE_HOME" not in (REPO / "Makefile").read_text()
-    run = tmp_path / "run"
-    run.mkdir()
-    config = write_config(run / "config.yaml")
-    with read_only_home(home):
-        proc = snakemake(run, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-        assert written(home) == []
-        assert (run / "results" / "weights" / "efficientnet_lite0.json").is_file()  # fetched first
+    assert written(home) == []
+    assert (finished_run / "results" / "weights" / "efficientnet_lite0.json").is_file()  # fetched
 
-        figures_from_a_copy(run, tmp_path / "archive", env)
-        assert written(home) == []
+    # the rebuild from a copy, with a read-only $HOME of its own
+    env = run_environment(tmp_path)
+    with read_only_home(tmp_path / "home"):
+        figures_from_a_copy(finished_run, tmp_path / "archive", env)
+        assert written(tmp_path / "home") == []
+
 
 def figures_from_a_copy(run, archive, env):
     """Copy ``run``'s results/ (new mtimes, no .snakemake/), rebuild every figure and table from

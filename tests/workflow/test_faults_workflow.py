@@ -21,7 +21,7 @@ from vcrbench.datasets import read_embedded_dataset
 from vcrbench.plan import runlock
 
 from ..support import runs
-from .conftest import snakemake, snakemake_command, write_config
+from .conftest import partial_copy, snakemake, snakemake_command, write_config
 
 #: What differs between two runs by design: logs and benchmarks (timings).
 VOLATILE = ("results/logs/", "results/benchmarks/")
@@ -113,9 +113,12 @@ def test_the_run_lock_is_the_workflows_own_taken_by_a_real_run_only(tmp_path):
 
 @pytest.mark.slow
 def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
-    workdir = tmp_path / "run"
-    workdir.mkdir()
-    config = write_config(workdir / "config.yaml")
+    """From where a run stands once its dataset, weights and human references are made (the
+    shared run without its test sets and what follows them): killed while generating, then once
+    predictions exist, then finished by the plain command, byte-identical to the run that was
+    never killed."""
+    workdir = partial_copy(finished_run, tmp_path / "run")
+    config = workdir / "config.yaml"
     results = workdir / "results"
 
     # 1. a second run beside a live one is refused, naming it, never advising --unlock
@@ -223,19 +226,26 @@ def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_ru
 def test_a_full_disk_fails_naming_the_path_and_the_plain_command_finishes_later(
     finished_run, tmp_path
 ):
-    """results/ on a 4 MiB tmpfs (the run makes ~14 MiB): the job that meets the full disk names
-    the path and "no space left"; nothing half-written stands under a real name, what was
-    finished is intact; with space freed the plain command completes, byte-identical."""
+    """results/ on a tmpfs that holds what the run had made before its test sets (the shared run
+    without them and what follows them) and 2 MiB more (the test sets alone are ~9 MiB): the
+    job that meets the full disk names the path and "no space left"; nothing half-written
+    stands under a real name, what was finished is intact; with space freed the plain command
+    completes, byte-identical."""
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs to fill needs root")
     workdir = tmp_path / "run"
     (workdir / "results").mkdir(parents=True)
-    config = write_config(workdir / "config.yaml")
-    mount = ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(workdir / "results")]
+    partial_copy(finished_run, tmp_path / "made", results=tmp_path / "made-results")
+    files = [p for p in (tmp_path / "made-results").rglob("*") if p.is_file()]
+    made_kib = sum(-(-p.stat().st_size // 4096) * 4 for p in files)  # tmpfs: 4 KiB pages
+    size = f"size={made_kib + 2048}k"
+    mount = ["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(workdir / "results")]
     done = subprocess.run(mount, capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
+        partial_copy(finished_run, workdir, results=workdir / "results")
+        config = workdir / "config.yaml"
         full = snakemake(workdir, "--cores", "2", configfile=config)
         said = full.stdout + full.stderr
         assert full.returncode != 0

@@ -1,15 +1,15 @@
 """Inference jobs: a model's predictions on shards of corrupted images, or on the clean set.
 
 One job = one model and a list of shards (one corruption's shard group, or an ImageNet-C set), or
-one model and the clean set. Images are read by a torch ``DataLoader`` (worker processes, pinned
-memory on a GPU), moved to the model's device as uint8, preprocessed there by the model's own
+one model and the clean set, or (:func:`predict_model`, where a model's images are few) one model
+and all of these, the model built once. Images are read by a torch ``DataLoader`` (worker processes,
+pinned memory on a GPU), moved to the model's device as uint8, preprocessed there by the model's own
 :class:`~vcrbench.models.Preprocess`, and classified under ``torch.inference_mode``, channels_last,
-with bf16/fp16 autocast on a GPU where the model allows. The softmax and what is kept of it
-(top-1, the label's probability, the 16-class decision, top-5, the 16-class probabilities, the
-entropy, optionally the log-probabilities: :mod:`vcrbench.inference.outputs`) are computed on the
-device in float32; results stay there until the job ends, then one Parquet file is written
-atomically, so a killed job leaves no predictions file and a rerun on the CPU gives a
-byte-identical file.
+with bf16/fp16 autocast on a GPU where the model allows. The softmax and what is kept of it (top-1,
+the label's probability, the 16-class decision, top-5, the 16-class probabilities, the entropy,
+optionally the log-probabilities: :mod:`vcrbench.inference.outputs`) are computed on the device in
+float32; results stay there until the job ends, then one Parquet file is written atomically, so a
+killed job leaves no predictions file and a rerun on the CPU gives a byte-identical file.
 
 Output: the prediction schema of ``docs/models.md``
 (:data:`~vcrbench.inference.outputs.PREDICTION_SCHEMA`), one row per input row, in input order
@@ -375,3 +375,27 @@ def predict_clean(
         where=f"clean set {clean_set.images_path}",
         save_logprobs=save_logprobs,
     )
+
+
+def predict_model(
+    spec: ModelSpec,
+    clean_set: CleanSet | tuple[str | os.PathLike, str | os.PathLike],
+    clean_out: str | os.PathLike,
+    sets: Sequence[tuple[str | os.PathLike, Sequence[str | os.PathLike]]],
+    *,
+    device: str | torch.device | None,
+    **options,
+) -> list[Path]:
+    """Every prediction file of one model, the model built once (rule ``predict_model``): the
+    clean set's (``clean_out``), then each ``(out_path, shard_paths)`` of ``sets``, each written
+    as :func:`predict_clean` and :func:`predict_shards` write it alone, byte for byte (the same
+    model, the same batches). ``device`` and ``options`` are theirs (``batch_size``,
+    ``num_workers``, ``precision``, ``progress``, ``label_space``, ``save_logprobs``). Returns the
+    paths written."""
+    model = load_model(spec, resolve_device(device))
+    written = [predict_clean(spec, clean_set, clean_out, device=device, model=model, **options)]
+    for out_path, shard_paths in sets:
+        written.append(
+            predict_shards(spec, list(shard_paths), out_path, device=device, model=model, **options)
+        )
+    return written

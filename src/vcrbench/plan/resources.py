@@ -76,7 +76,7 @@ SAME_AS: dict[str, str] = {
 }
 
 #: The rules whose jobs need a GPU (unless their device is ``cpu``), after :data:`SAME_AS`.
-GPU_RULES = ("predict_clean", "predict_group", "finetune_model")
+GPU_RULES = ("predict_clean", "predict_group", "predict_model", "finetune_model")
 #: CPUs to feed one GPU (DataLoader workers and the main process): the threads that
 #: ``profiles/default`` gives these rules.
 CPUS_PER_GPU = 8
@@ -198,7 +198,7 @@ def rule_resources(
     first: dict[str, int | Callable] = {**DEFAULT, **_sized(config, sized_as, clean_images)}
     if rule in (*work.INFERENCE_RULES, *work.GENERATION_RULES, "finetune_model"):
         first.update(_timed(config, rule, clean_images))
-    if sized_as in ("predict_clean", "predict_group"):
+    if sized_as in ("predict_clean", "predict_group", "predict_model"):
         first["mem_mb"] = _inference_mem(config)
     elif sized_as == "finetune_model":
         from vcrbench.plan.retrain import finetune_mem_mb

@@ -6,7 +6,7 @@ Every job gets its stage's version as the param ``version`` (each rule's
 ``version=PLAN.version("<its stage>")``, :func:`stage` of its rule); Snakemake reruns a job whose
 params changed (its ``params`` rerun trigger, on by default), and the jobs downstream of it since
 their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAGE`: ``predict``
-(the three prediction rules, one computation), and the training set's
+(the prediction rules, one computation), and the training set's
 ``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
 evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every
 output's provenance record (``stage_version``, :mod:`vcrbench.provenance`).
@@ -57,12 +57,13 @@ VERSIONS: dict[str, int] = {
 }
 
 
-#: Rules whose stage is another's: the three prediction rules are one computation, and a rule
+#: Rules whose stage is another's: the prediction rules are one computation, and a rule
 #: made with ``use rule X as Y with:`` to run X's computation on other data is X's stage.
 SAME_STAGE: dict[str, str] = {
     "predict_clean": "predict",
     "predict_group": "predict",
     "predict_imagenet_c": "predict",
+    "predict_model": "predict",
     "sample_retrain_manifest": "sample_manifest",
     "generate_retrain_shard": "generate_shard",
 }

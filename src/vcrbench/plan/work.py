@@ -44,7 +44,7 @@ REQUEST_FACTOR = 2.0
 #: for the fine-tuning plan, not a measurement.
 TRAINING_COST_FACTOR = 3.0
 #: Rules whose jobs run a model on a GPU (after ``use rule ... as``), and those that corrupt images.
-INFERENCE_RULES = ("predict_clean", "predict_group", "predict_imagenet_c")
+INFERENCE_RULES = ("predict_clean", "predict_group", "predict_imagenet_c", "predict_model")
 GENERATION_RULES = ("generate_shard", "generate_imagenet_c", "generate_retrain_shard")
 #: Planned inference throughput of an architecture with no published rate: 2,000 images/s for a
 #: ResNet-50-sized model (25 M parameters), falling in proportion to the parameters above that.
@@ -111,12 +111,30 @@ def _samples_in(total: int, shard_size: int, first_shard: int, shards: int) -> i
     return max(0, min(total, start + shards * shard_size) - start)
 
 
+def model_images(config: Mapping, clean_images: int) -> int:
+    """The images one model predicts in all: the clean set, every test set, every ImageNet-C set
+    (the one job of rule ``predict_model``, where :func:`inference_per_model`)."""
+    sets = sum(cfg.n_samples(config, c) for c in cfg.corruption_names(config))
+    sets += sum(
+        cfg.imagenet_c_samples(config, c, clean_images) for c in cfg.imagenet_c_corruptions(config)
+    )
+    return clean_images + sets
+
+
+def inference_per_model(config: Mapping, clean_images: int) -> bool:
+    """Whether each model is predicted in one job (rule ``predict_model``, the model loaded
+    once), not one job per set and group (``inference.model_job_max_images``)."""
+    return model_images(config, clean_images) <= int(config["inference"]["model_job_max_images"])
+
+
 def job_images(config: Mapping, rule: str, wildcards, clean_images: int) -> int:
     """The images one job of ``rule`` handles (module docstring); 0 for rules that handle none."""
     shard = int(config["sampling"]["shard_size"])
     per_job = int(config["inference"]["shards_per_job"])
     if rule == "predict_clean":
         return clean_images
+    if rule == "predict_model":
+        return model_images(config, clean_images)
     if rule == "predict_group":
         total = cfg.n_samples(config, wildcards.corruption)
         return _samples_in(total, shard, int(wildcards.group) * per_job, per_job)

@@ -7,8 +7,10 @@ A facet of :class:`vcrbench.plan.rules.Plan`: it reads ``self.config`` and the l
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from vcrbench.plan import config as cfg
-from vcrbench.plan import paths
+from vcrbench.plan import paths, work
 from vcrbench.plan.config import canonical
 
 
@@ -44,16 +46,28 @@ class InferenceRules:
 
     def prediction_files(self, wildcards=None) -> list[str]:
         """Every prediction file: on clean images, on each test set, on each ImageNet-C set."""
-        files = []
-        for model in self.models:
-            files.append(paths.fill(paths.PREDICTIONS_CLEAN, model=model))
-            for corruption in self.corruptions:
-                files += [
-                    paths.fill(paths.PREDICTIONS_GROUP, model=model, corruption=corruption, group=g)
-                    for g in cfg.group_ids(self.config, corruption)
-                ]
-            files += self._imagenet_c_predictions(model)
-        return files
+        return [f for model in self.models for f in self._model_predictions(model)]
+
+    def _model_predictions(self, model: str) -> list[str]:
+        """One model's prediction files: the clean set's, then each test set's groups, then
+        each ImageNet-C set's."""
+        sets = [out for out, _ in self._model_sets(model)]
+        return [paths.fill(paths.PREDICTIONS_CLEAN, model=model), *sets]
+
+    def _model_sets(self, model: str) -> list[tuple[str, list[str]]]:
+        """``(prediction file, the shards it is predicted from)`` of every group of every test
+        set, then of every ImageNet-C set, of ``model``."""
+        sets = []
+        for c in self.corruptions:
+            for g in cfg.group_ids(self.config, c):
+                out = paths.fill(paths.PREDICTIONS_GROUP, model=model, corruption=c, group=g)
+                sets.append((out, self.group_shard_files(SimpleNamespace(corruption=c, group=g))))
+        for c in self.imagenet_c:
+            for g in self.imagenet_c_group_ids(c):
+                out = paths.fill(paths.PREDICTIONS_IMAGENET_C, model=model, corruption=c, group=g)
+                shards = self.imagenet_c_group_shard_files(SimpleNamespace(corruption=c, group=g))
+                sets.append((out, shards))
+        return sets
 
     def _imagenet_c_predictions(self, model: str) -> list[str]:
         return [
@@ -61,6 +75,33 @@ class InferenceRules:
             for c in self.imagenet_c
             for g in self.imagenet_c_group_ids(c)
         ]
+
+    # ------------------------------------------------------------------ one job per model
+
+    @property
+    def inference_per_model(self) -> bool:
+        """Whether each model is predicted in one job (rule ``predict_model``), not one job per
+        set and group (:func:`vcrbench.plan.work.inference_per_model`)."""
+        return work.inference_per_model(self.config, self.clean_images)
+
+    def model_job_outputs(self) -> list[str]:
+        """The outputs of rule ``predict_model``, ``{model}`` left a wildcard: every prediction
+        file of one model, in :meth:`_model_predictions`' order."""
+        return self._model_predictions("{model}")
+
+    def model_job_inputs(self, wildcards) -> dict[str, str | list[str]]:
+        """The named inputs of one ``predict_model`` job: the clean set (``images``, ``index``),
+        the model's ``weights``, and ``shards_<i>``, the shards that its output ``i`` is
+        predicted from (output 0, the clean set's predictions, is predicted from the clean
+        set)."""
+        inputs = {
+            "images": paths.CLEAN_IMAGES,
+            "index": paths.CLEAN_INDEX,
+            "weights": self.model_weights(wildcards),
+        }
+        for i, (_, shards) in enumerate(self._model_sets(wildcards.model), start=1):
+            inputs[f"shards_{i}"] = shards
+        return inputs
 
     def imagenet_c_prediction_files(self, wildcards=None) -> list[str]:
         """Every model's predictions on every group of every ImageNet-C set."""

@@ -221,10 +221,13 @@ def _estimate_one(
     if needs_placement and conditions is None:
         raise HumanDataError("trials without a Δv need the conditions table (condition_dv)")
 
+    if needs_placement:  # the grouping of trials by condition, once for every replicate
+        place = mapping.dv_placer(trials, conditions, placement_seed, placement)
+
     def dv_of(replicate: int) -> np.ndarray:
         if not needs_placement:
             return trials["dv"].to_numpy(np.float64)
-        return mapping.assign_dv(trials, conditions, placement_seed, replicate, placement)
+        return place(replicate)
 
     if not needs_placement or placement == "median":
         # Δv does not change between replicates: the estimator's own bootstrap is the whole story.

@@ -157,20 +157,27 @@ def _float_text(values: np.ndarray, null: str) -> list[str]:
 
 
 def raw_frame(
-    collection: str, experiment: str, file: str, root: str | os.PathLike | None = None
+    collection: str,
+    experiment: str,
+    file: str,
+    root: str | os.PathLike | None = None,
+    columns: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """One CSV file of the release as ``pd.read_csv(path, dtype=str, keep_default_na=False)`` reads it.
 
     Same columns in the same order, every column of pandas' string dtype, the CSV's text in every
-    cell, rows in file order, a fresh ``RangeIndex``.
+    cell, rows in file order, a fresh ``RangeIndex``. ``columns``: only those of the file's
+    columns that are among these (None: all), as ``usecols`` would read them.
     """
     r = None if root is None else str(root)
     coll, rows = _rows(collection, experiment, file, r)
     meta = metadata(coll, root)
     observer = str(rows["subj"].iloc[0]) if len(rows) else ""
-    columns = CSV_COLUMNS + (
+    present = CSV_COLUMNS + (
         DNN_COLUMNS if coll == "dnns" and observer in PRETRAINED_NETWORKS else ()
     )
+    wanted = present if columns is None else set(columns)
+    columns = [c for c in present if c in wanted]
     nulls = meta.get("null_text", {}).get(f"{experiment}/{file}", {})
     out = {}
     for col in columns:

@@ -347,7 +347,7 @@ def assign_dv(
     return dv_placer(trials, cdv, seed, placement)(replicate)
 
 
-def dv_placer(trials: pd.DataFrame, cdv: pd.DataFrame, seed: int, placement: str = "draw"):
+def dv_placer(trials: pd.DataFrame, cdv: pd.DataFrame, seed: int, placement: str):
     """``replicate -> Δv of every trial`` as :func:`assign_dv` gives it, with the grouping of
     trials and conditions that every replicate shares done once."""
     if placement not in PLACEMENTS:

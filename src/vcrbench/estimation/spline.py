@@ -177,23 +177,37 @@ def _solve(
     anchor1: float | None,
 ) -> np.ndarray:
     """Spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)."""
+    return _solver(basis, Bx, rate, weight, anchor0, anchor1)(lam)
+
+
+def _solver(basis: _Basis, Bx, rate, weight, anchor0: float, anchor1: float | None):
+    """``lam -> ``:func:`_solve` of these bins, their weighted rows formed once for every ``lam``."""
     lower = 0.0 if anchor1 is None else anchor1
     if anchor0 - lower <= _NARROW:
         # Every feasible curve lies within the band [lower, anchor0]; narrower than this, the
         # constant anchor is the fit to within it (and nnls cannot iterate on a band of ~1e-308).
-        return np.full(basis.n_basis, anchor0)
-    setup = _setup(basis, float(lam), anchor1 is not None)
+        return lambda lam: np.full(basis.n_basis, anchor0)
+    pinned_end = anchor1 is not None
     values = np.array([anchor0] if anchor1 is None else [anchor0, anchor1])
     sw = np.sqrt(weight)
     data = sw[:, None] * Bx
-    C = np.vstack([data[:, setup.free], setup.pen_free])
-    d = np.r_[sw * rate - data[:, setup.fixed] @ values, -setup.pen_fixed @ values]
-    x = _lsi(C, d, setup.G, -setup.G_fixed @ values)
-    coef = np.empty(basis.n_basis)
-    coef[setup.fixed] = values
-    coef[setup.free] = x
-    # The solution meets the constraints up to rounding; make them exact.
-    return np.minimum.accumulate(np.clip(coef, lower, anchor0))
+    # which coefficients are free does not depend on the penalty
+    setup = _setup(basis, 1.0, pinned_end)
+    data_free = data[:, setup.free]
+    d_data = sw * rate - data[:, setup.fixed] @ values
+
+    def solve(lam: float) -> np.ndarray:
+        setup = _setup(basis, float(lam), pinned_end)
+        C = np.vstack([data_free, setup.pen_free])
+        d = np.r_[d_data, -setup.pen_fixed @ values]
+        x = _lsi(C, d, setup.G, -setup.G_fixed @ values)
+        coef = np.empty(basis.n_basis)
+        coef[setup.fixed] = values
+        coef[setup.free] = x
+        # The solution meets the constraints up to rounding; make them exact.
+        return np.minimum.accumulate(np.clip(coef, lower, anchor0))
+
+    return solve
 
 
 def _fit_bins(
@@ -316,10 +330,13 @@ def _select_lambda(
         te_keep = te_count > 0
         Bte = basis.design(te_sum[te_keep] / te_count[te_keep])
         n_te, k_te = te_count[te_keep], te_corr[te_keep]
+        # the fold's bins as _fit_bins takes them, once for every candidate penalty
+        solve = _solver(
+            basis, *_bin_data(basis, x_tr[keep], tr_count[keep], tr_corr[keep], Btr),
+            anchor0, anchor1,
+        )  # fmt: skip
         for i, lam in enumerate(lam_grid):
-            coef = _fit_bins(
-                basis, x_tr[keep], tr_count[keep], tr_corr[keep], lam, anchor0, anchor1, Btr
-            )
+            coef = solve(lam)
             s = np.clip(Bte @ coef, 0.0, 1.0)
             scores[i] += np.sum(k_te * (1 - s) ** 2 + (n_te - k_te) * s**2)
     scores /= len(y) if w is None else max(float(w.sum()), 1.0)

@@ -52,7 +52,7 @@ _RIDGE = 1e-9
 #: Anchors this close (s(0) - s(1), or s(0) with a free end) leave no room to fit: the curve is
 #: the constant anchor.
 _NARROW = 1e-12
-_GEQRF = get_lapack_funcs("geqrf", (np.zeros((2, 2)),))
+_GEQRF, _TRTRS = get_lapack_funcs(("geqrf", "trtrs"), (np.zeros((2, 2)),))
 
 # -------------------------------------------------------------------------------------------- basis
 
@@ -115,15 +115,18 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
     call it directly because scipy has no QP solver and the problem is tiny (about 41 unknowns).
     """
     n = C.shape[1]
-    # QR of [C | d]: its R holds R and Qᵀd in its last column, without forming Q.
-    qr, _, _, info = _GEQRF(np.column_stack([C, d]), overwrite_a=True)
+    # QR of [C | d] (in LAPACK's column order, so it is not copied again): its R holds R and
+    # Qᵀd in its last column, without forming Q.
+    Cd = np.empty((C.shape[0], n + 1), order="F")
+    Cd[:, :n] = C
+    Cd[:, n] = d
+    qr, _, _, info = _GEQRF(Cd, overwrite_a=True)
     if info != 0:
         raise RuntimeError(f"monotone spline fit: QR factorisation failed (LAPACK info {info})")
-    R = np.triu(qr[:n, :n])
     qtd = qr[:n, n]
     if len(h) == 0:
-        return solve_triangular(R, qtd, check_finite=False)
-    Rinv = solve_triangular(R, np.eye(n), check_finite=False)
+        return solve_triangular(np.triu(qr[:n, :n]), qtd, check_finite=False)
+    Rinv = _inverse_upper(qr[:n, :n])
     A = G @ Rinv
     b = h - A @ qtd
     E = np.vstack([A.T, b[None, :]])
@@ -135,6 +138,21 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
         raise RuntimeError("monotone spline fit: constraints are infeasible")
     z = -r[:n] / r[-1]
     return Rinv @ (z + qtd)
+
+
+def _inverse_upper(R: np.ndarray) -> np.ndarray:
+    """R⁻¹ of the upper triangle of ``R`` (what lies below it is never read), exactly as
+    ``solve_triangular(np.triu(R), np.eye(n), check_finite=False)`` computes it (LAPACK trtrs on
+    the transpose of the C-ordered triangle), without its wrapper's checks."""
+    n = R.shape[0]
+    x, info = _TRTRS(
+        np.ascontiguousarray(R).T, np.eye(n), overwrite_b=False, lower=True, trans=1, unitdiag=False
+    )
+    if info > 0:
+        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+    if info < 0:
+        raise ValueError(f"illegal value in {-info}-th argument of internal trtrs")
+    return x
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

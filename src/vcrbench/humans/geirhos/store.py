@@ -106,15 +106,17 @@ def metadata(collection: str, root: str | os.PathLike | None = None) -> dict:
 @functools.lru_cache(maxsize=8)
 def _file_slices(collection: str, root: str | None) -> dict[tuple[str, str], slice]:
     df = _stored(collection, root)[0]
-    keys = list(zip(df["experiment"].astype(str), df["file"].astype(str), strict=True))
+    experiment, file = (df[c].astype(str).to_numpy(dtype=object) for c in ("experiment", "file"))
+    # the runs of rows with the same (experiment, file)
+    starts = np.flatnonzero(
+        np.r_[True, (experiment[1:] != experiment[:-1]) | (file[1:] != file[:-1])]
+    )[: len(df)]
     out: dict[tuple[str, str], slice] = {}
-    start = 0
-    for i in range(1, len(keys) + 1):
-        if i == len(keys) or keys[i] != keys[start]:
-            if keys[start] in out:
-                raise HumanDataError(f"{collection}: rows of {keys[start]} are not contiguous")
-            out[keys[start]] = slice(start, i)
-            start = i
+    for start, stop in zip(starts, [*starts[1:], len(df)], strict=True):
+        key = (experiment[start], file[start])
+        if key in out:
+            raise HumanDataError(f"{collection}: rows of {key} are not contiguous")
+        out[key] = slice(int(start), int(stop))
     return out
 
 

@@ -78,6 +78,13 @@ class _Basis:
             return np.zeros((0, self.n_basis))
         return BSpline.design_matrix(x, self.knots, self.degree).toarray()
 
+    def designs(self, xs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`design` of each of ``xs``, cut from one design matrix of them all (each row
+        depends on its own x only), each its own array."""
+        design = self.design(np.concatenate(xs))
+        ends = np.cumsum([len(x) for x in xs])
+        return [design[end - len(x) : end].copy() for x, end in zip(xs, ends, strict=True)]
+
 
 @functools.lru_cache(maxsize=16)
 def _basis(n_segments: int, grid_size: int = GRID_SIZE, degree: int = SPLINE_DEGREE) -> _Basis:
@@ -144,10 +151,8 @@ def _inverse_upper(R: np.ndarray) -> np.ndarray:
     """R⁻¹ of the upper triangle of ``R`` (what lies below it is never read), exactly as
     ``solve_triangular(np.triu(R), np.eye(n), check_finite=False)`` computes it (LAPACK trtrs on
     the transpose of the C-ordered triangle), without its wrapper's checks."""
-    n = R.shape[0]
-    x, info = _TRTRS(
-        np.ascontiguousarray(R).T, np.eye(n), overwrite_b=False, lower=True, trans=1, unitdiag=False
-    )
+    RT = np.ascontiguousarray(R).T
+    x, info = _TRTRS(RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False)
     if info > 0:
         raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
     if info < 0:
@@ -185,21 +190,9 @@ def _setup(basis: _Basis, lam: float, pinned_end: bool) -> _Setup:
     )
 
 
-def _solve(
-    basis: _Basis,
-    Bx: np.ndarray,
-    rate: np.ndarray,
-    weight: np.ndarray,
-    lam: float,
-    anchor0: float,
-    anchor1: float | None,
-) -> np.ndarray:
-    """Spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)."""
-    return _solver(basis, Bx, rate, weight, anchor0, anchor1)(lam)
-
-
 def _solver(basis: _Basis, Bx, rate, weight, anchor0: float, anchor1: float | None):
-    """``lam -> ``:func:`_solve` of these bins, their weighted rows formed once for every ``lam``."""
+    """``lam ->`` spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)
+    fitted to these bins, their weighted rows formed once for every ``lam``."""
     lower = 0.0 if anchor1 is None else anchor1
     if anchor0 - lower <= _NARROW:
         # Every feasible curve lies within the band [lower, anchor0]; narrower than this, the
@@ -246,7 +239,7 @@ def _fit_bins(
         if anchor0 - lower <= _NARROW:
             return np.full(basis.n_basis, anchor0)
         return fit_quantile(basis, Bx, rate, weight, lam, anchor0, anchor1)
-    return _solve(basis, Bx, rate, weight, lam, anchor0, anchor1)
+    return _solver(basis, Bx, rate, weight, anchor0, anchor1)(lam)
 
 
 def _bin_data(basis, x, count, correct, Bx=None):
@@ -335,6 +328,7 @@ def _select_lambda(
     """
     n_folds = int(fold.max()) + 1
     scores = np.zeros(len(lam_grid))
+    folds = []  # per fold: its training bins (x, count, correct), its held-out ones (x, n, k)
     for f in range(n_folds):
         test = fold == f
         w_tr = None if w is None else w[~test]
@@ -344,15 +338,15 @@ def _select_lambda(
         tr_count = np.where(used, tr_count, 0.0)
         keep = tr_count > 0
         x_tr = np.divide(tr_sum, tr_count, out=np.zeros(n_bins), where=keep)
-        Btr = basis.design(x_tr[keep])
         te_keep = te_count > 0
-        Bte = basis.design(te_sum[te_keep] / te_count[te_keep])
-        n_te, k_te = te_count[te_keep], te_corr[te_keep]
+        x_te = te_sum[te_keep] / te_count[te_keep]
+        training = (x_tr[keep], tr_count[keep], tr_corr[keep])
+        folds.append((training, (x_te, te_count[te_keep], te_corr[te_keep])))
+    designs = basis.designs([t[0] for t, _ in folds] + [h[0] for _, h in folds])
+    for f, ((x_tr, count, corr), (_, n_te, k_te)) in enumerate(folds):
+        Bte = designs[n_folds + f]
         # the fold's bins as _fit_bins takes them, once for every candidate penalty
-        solve = _solver(
-            basis, *_bin_data(basis, x_tr[keep], tr_count[keep], tr_corr[keep], Btr),
-            anchor0, anchor1,
-        )  # fmt: skip
+        solve = _solver(basis, *_bin_data(basis, x_tr, count, corr, designs[f]), anchor0, anchor1)
         for i, lam in enumerate(lam_grid):
             coef = solve(lam)
             s = np.clip(Bte @ coef, 0.0, 1.0)

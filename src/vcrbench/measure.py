@@ -13,10 +13,12 @@ takes the pipeline from the clean set (``CleanSet.stored``, ``CleanSet.grey``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vcrbench.corruptions import Corruption
+if TYPE_CHECKING:  # annotations only: the registry's imports take a second, Δv needs none of it
+    from vcrbench.corruptions import Corruption
 
 
 def corrupt_batch(

@@ -52,7 +52,7 @@ _RIDGE = 1e-9
 #: Anchors this close (s(0) - s(1), or s(0) with a free end) leave no room to fit: the curve is
 #: the constant anchor.
 _NARROW = 1e-12
-_GEQRF = get_lapack_funcs("geqrf", (np.zeros((2, 2)),))
+_GEQRF, _TRTRS = get_lapack_funcs(("geqrf", "trtrs"), (np.zeros((2, 2)),))
 
 # -------------------------------------------------------------------------------------------- basis
 
@@ -77,6 +77,13 @@ class _Basis:
         if len(x) == 0:
             return np.zeros((0, self.n_basis))
         return BSpline.design_matrix(x, self.knots, self.degree).toarray()
+
+    def designs(self, xs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:meth:`design` of each of ``xs``, cut from one design matrix of them all (each row
+        depends on its own x only), each its own array."""
+        design = self.design(np.concatenate(xs))
+        ends = np.cumsum([len(x) for x in xs])
+        return [design[end - len(x) : end].copy() for x, end in zip(xs, ends, strict=True)]
 
 
 @functools.lru_cache(maxsize=16)
@@ -115,15 +122,18 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
     call it directly because scipy has no QP solver and the problem is tiny (about 41 unknowns).
     """
     n = C.shape[1]
-    # QR of [C | d]: its R holds R and Qᵀd in its last column, without forming Q.
-    qr, _, _, info = _GEQRF(np.column_stack([C, d]), overwrite_a=True)
+    # QR of [C | d] (in LAPACK's column order, so it is not copied again): its R holds R and
+    # Qᵀd in its last column, without forming Q.
+    Cd = np.empty((C.shape[0], n + 1), order="F")
+    Cd[:, :n] = C
+    Cd[:, n] = d
+    qr, _, _, info = _GEQRF(Cd, overwrite_a=True)
     if info != 0:
         raise RuntimeError(f"monotone spline fit: QR factorisation failed (LAPACK info {info})")
-    R = np.triu(qr[:n, :n])
     qtd = qr[:n, n]
     if len(h) == 0:
-        return solve_triangular(R, qtd, check_finite=False)
-    Rinv = solve_triangular(R, np.eye(n), check_finite=False)
+        return solve_triangular(np.triu(qr[:n, :n]), qtd, check_finite=False)
+    Rinv = _inverse_upper(qr[:n, :n])
     A = G @ Rinv
     b = h - A @ qtd
     E = np.vstack([A.T, b[None, :]])
@@ -135,6 +145,19 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
         raise RuntimeError("monotone spline fit: constraints are infeasible")
     z = -r[:n] / r[-1]
     return Rinv @ (z + qtd)
+
+
+def _inverse_upper(R: np.ndarray) -> np.ndarray:
+    """R⁻¹ of the upper triangle of ``R`` (what lies below it is never read), exactly as
+    ``solve_triangular(np.triu(R), np.eye(n), check_finite=False)`` computes it (LAPACK trtrs on
+    the transpose of the C-ordered triangle), without its wrapper's checks."""
+    RT = np.ascontiguousarray(R).T
+    x, info = _TRTRS(RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+    if info < 0:
+        raise ValueError(f"illegal value in {-info}-th argument of internal trtrs")
+    return x
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -167,33 +190,35 @@ def _setup(basis: _Basis, lam: float, pinned_end: bool) -> _Setup:
     )
 
 
-def _solve(
-    basis: _Basis,
-    Bx: np.ndarray,
-    rate: np.ndarray,
-    weight: np.ndarray,
-    lam: float,
-    anchor0: float,
-    anchor1: float | None,
-) -> np.ndarray:
-    """Spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)."""
+def _solver(basis: _Basis, Bx, rate, weight, anchor0: float, anchor1: float | None):
+    """``lam ->`` spline coefficients (non-increasing, c_0 = anchor0, c_last >= 0 or = anchor1)
+    fitted to these bins, their weighted rows formed once for every ``lam``."""
     lower = 0.0 if anchor1 is None else anchor1
     if anchor0 - lower <= _NARROW:
         # Every feasible curve lies within the band [lower, anchor0]; narrower than this, the
         # constant anchor is the fit to within it (and nnls cannot iterate on a band of ~1e-308).
-        return np.full(basis.n_basis, anchor0)
-    setup = _setup(basis, float(lam), anchor1 is not None)
+        return lambda lam: np.full(basis.n_basis, anchor0)
+    pinned_end = anchor1 is not None
     values = np.array([anchor0] if anchor1 is None else [anchor0, anchor1])
     sw = np.sqrt(weight)
     data = sw[:, None] * Bx
-    C = np.vstack([data[:, setup.free], setup.pen_free])
-    d = np.r_[sw * rate - data[:, setup.fixed] @ values, -setup.pen_fixed @ values]
-    x = _lsi(C, d, setup.G, -setup.G_fixed @ values)
-    coef = np.empty(basis.n_basis)
-    coef[setup.fixed] = values
-    coef[setup.free] = x
-    # The solution meets the constraints up to rounding; make them exact.
-    return np.minimum.accumulate(np.clip(coef, lower, anchor0))
+    # which coefficients are free does not depend on the penalty
+    setup = _setup(basis, 1.0, pinned_end)
+    data_free = data[:, setup.free]
+    d_data = sw * rate - data[:, setup.fixed] @ values
+
+    def solve(lam: float) -> np.ndarray:
+        setup = _setup(basis, float(lam), pinned_end)
+        C = np.vstack([data_free, setup.pen_free])
+        d = np.r_[d_data, -setup.pen_fixed @ values]
+        x = _lsi(C, d, setup.G, -setup.G_fixed @ values)
+        coef = np.empty(basis.n_basis)
+        coef[setup.fixed] = values
+        coef[setup.free] = x
+        # The solution meets the constraints up to rounding; make them exact.
+        return np.minimum.accumulate(np.clip(coef, lower, anchor0))
+
+    return solve
 
 
 def _fit_bins(
@@ -214,7 +239,7 @@ def _fit_bins(
         if anchor0 - lower <= _NARROW:
             return np.full(basis.n_basis, anchor0)
         return fit_quantile(basis, Bx, rate, weight, lam, anchor0, anchor1)
-    return _solve(basis, Bx, rate, weight, lam, anchor0, anchor1)
+    return _solver(basis, Bx, rate, weight, anchor0, anchor1)(lam)
 
 
 def _bin_data(basis, x, count, correct, Bx=None):
@@ -303,6 +328,7 @@ def _select_lambda(
     """
     n_folds = int(fold.max()) + 1
     scores = np.zeros(len(lam_grid))
+    folds = []  # per fold: its training bins (x, count, correct), its held-out ones (x, n, k)
     for f in range(n_folds):
         test = fold == f
         w_tr = None if w is None else w[~test]
@@ -312,14 +338,17 @@ def _select_lambda(
         tr_count = np.where(used, tr_count, 0.0)
         keep = tr_count > 0
         x_tr = np.divide(tr_sum, tr_count, out=np.zeros(n_bins), where=keep)
-        Btr = basis.design(x_tr[keep])
         te_keep = te_count > 0
-        Bte = basis.design(te_sum[te_keep] / te_count[te_keep])
-        n_te, k_te = te_count[te_keep], te_corr[te_keep]
+        x_te = te_sum[te_keep] / te_count[te_keep]
+        training = (x_tr[keep], tr_count[keep], tr_corr[keep])
+        folds.append((training, (x_te, te_count[te_keep], te_corr[te_keep])))
+    designs = basis.designs([t[0] for t, _ in folds] + [h[0] for _, h in folds])
+    for f, ((x_tr, count, corr), (_, n_te, k_te)) in enumerate(folds):
+        Bte = designs[n_folds + f]
+        # the fold's bins as _fit_bins takes them, once for every candidate penalty
+        solve = _solver(basis, *_bin_data(basis, x_tr, count, corr, designs[f]), anchor0, anchor1)
         for i, lam in enumerate(lam_grid):
-            coef = _fit_bins(
-                basis, x_tr[keep], tr_count[keep], tr_corr[keep], lam, anchor0, anchor1, Btr
-            )
+            coef = solve(lam)
             s = np.clip(Bte @ coef, 0.0, 1.0)
             scores[i] += np.sum(k_te * (1 - s) ** 2 + (n_te - k_te) * s**2)
     scores /= len(y) if w is None else max(float(w.sum()), 1.0)

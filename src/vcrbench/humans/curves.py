@@ -221,10 +221,13 @@ def _estimate_one(
     if needs_placement and conditions is None:
         raise HumanDataError("trials without a Δv need the conditions table (condition_dv)")
 
+    if needs_placement:  # the grouping of trials by condition, once for every replicate
+        place = mapping.dv_placer(trials, conditions, placement_seed, placement)
+
     def dv_of(replicate: int) -> np.ndarray:
         if not needs_placement:
             return trials["dv"].to_numpy(np.float64)
-        return mapping.assign_dv(trials, conditions, placement_seed, replicate, placement)
+        return place(replicate)
 
     if not needs_placement or placement == "median":
         # Δv does not change between replicates: the estimator's own bootstrap is the whole story.
@@ -237,15 +240,31 @@ def _estimate_one(
         anchor_groups=anchor_groups, **kwargs,
     )  # fmt: skip
     reps = np.empty((n_boot, len(point.grid)), dtype=np.float32)
+    rep_groups, rep_anchor_groups = _label_codes(group_labels, anchor_groups)
     for b in tqdm(range(n_boot), desc=f"{desc}: bootstrap", unit="rep", mininterval=2.0):
         reps[b] = estimation.bootstrap(
             dv_of(b + 1), outcomes, anchor0, lam=point.lam, n_boot=1,
-            seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=group_labels,
-            anchor_groups=anchor_groups, **common,
+            seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=rep_groups,
+            anchor_groups=rep_anchor_groups, **common,
         )[0]  # fmt: skip
     return with_replicates(
         point, reps, weighting=kwargs.get("weighting"), small_sample=kwargs["small_sample"]
     )
+
+
+def _label_codes(groups, anchor_groups) -> tuple:
+    """Cluster labels of the samples and of the anchor's outcomes as integer codes in the labels'
+    sorted order, coded together: the bootstrap resamples them exactly as it does the labels (it
+    codes them so itself), and checks and codes integers faster in each of its per-replicate
+    calls. The point estimate has already checked the labels."""
+    if groups is None:
+        return None, anchor_groups
+    labels = pd.Series(groups)
+    if anchor_groups is not None:
+        labels = pd.concat([labels, pd.Series(anchor_groups)], ignore_index=True)
+    codes = pd.factorize(labels, sort=True)[0]
+    n = len(groups)
+    return codes[:n], (None if anchor_groups is None else codes[n:])
 
 
 def human_estimates(

@@ -342,17 +342,24 @@ def assign_dv(
     estimate; in bootstrap replicates (1..B) the condition's images are first resampled with
     replacement, so the band also carries the uncertainty of the Δv distribution itself.
     ``'median'`` puts every trial of a condition at the median Δv of the condition (all
-    replicates alike).
+    replicates alike). Many replicates of the same trials: :func:`dv_placer` (the same values).
     """
+    return dv_placer(trials, cdv, seed, placement)(replicate)
+
+
+def dv_placer(trials: pd.DataFrame, cdv: pd.DataFrame, seed: int, placement: str):
+    """``replicate -> Δv of every trial`` as :func:`assign_dv` gives it, with the grouping of
+    trials and conditions that every replicate shares done once."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {PLACEMENTS}, not {placement!r}")
     dv = trials["dv"].to_numpy(dtype=np.float64).copy()
     todo = np.isnan(dv)
     if not todo.any():
-        return dv
+        return lambda replicate: dv.copy()
     groups = dict(list(cdv.groupby(["corruption", "condition"], sort=False)))
     keys = trials.loc[todo, ["corruption", "condition"]]
     positions = np.flatnonzero(todo)
+    placed = []
     for (corruption, condition), idx in sorted(
         keys.groupby(["corruption", "condition"]).indices.items()
     ):
@@ -362,20 +369,32 @@ def assign_dv(
                 f"no Δv measured for condition {condition!r} of {corruption!r}; measured: "
                 f"{sorted(groups)}"
             )
-        where = positions[idx]
         values = group["dv"].to_numpy()
         if placement == "median":
-            dv[where] = np.median(values)
+            placed.append((positions[idx], np.median(values), None))
             continue
-        gen = seeding.rng(seed, "humans-assign", replicate, corruption, condition)
-        # rows of each image, so that images (not noise draws) are the resampling unit
-        image_codes, first = np.unique(group["image_id"].to_numpy(), return_inverse=True)
-        by_image = [np.flatnonzero(first == k) for k in range(image_codes.size)]
-        images = np.arange(image_codes.size)
-        if replicate > 0:
-            images = gen.integers(0, image_codes.size, size=image_codes.size)
-        picked = images[gen.integers(0, images.size, size=where.size)]
-        sizes = np.array([by_image[k].size for k in picked])
-        offsets = np.floor(gen.random(where.size) * sizes).astype(np.int64)
-        dv[where] = values[[by_image[k][o] for k, o in zip(picked, offsets, strict=True)]]
-    return dv
+        # rows of each image, so that images (not noise draws) are the resampling unit: image k's
+        # rows are rows[starts[k] : starts[k] + sizes[k]], in table order
+        first = np.unique(group["image_id"].to_numpy(), return_inverse=True)[1]
+        sizes = np.bincount(first)
+        starts = np.cumsum(sizes) - sizes
+        rows = np.argsort(first, kind="stable")
+        placed.append((positions[idx], values, (corruption, condition, rows, starts, sizes)))
+
+    def place(replicate: int) -> np.ndarray:
+        out = dv.copy()
+        for where, values, draw in placed:
+            if draw is None:
+                out[where] = values
+                continue
+            corruption, condition, rows, starts, sizes = draw
+            gen = seeding.rng(seed, "humans-assign", replicate, corruption, condition)
+            images = np.arange(sizes.size)
+            if replicate > 0:
+                images = gen.integers(0, sizes.size, size=sizes.size)
+            picked = images[gen.integers(0, images.size, size=where.size)]
+            offsets = np.floor(gen.random(where.size) * sizes[picked]).astype(np.int64)
+            out[where] = values[rows[starts[picked] + offsets]]
+        return out
+
+    return place

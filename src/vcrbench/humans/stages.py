@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from vcrbench import io
-from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.humans import mapping, trial_schema
-from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.references import HumanReference, reference_seed
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import param_columns_of
+
+if TYPE_CHECKING:  # the estimator's imports take a second or two; ingesting and mapping need none
+    from vcrbench.estimation.storage import HumanEstimate
+    from vcrbench.humans.curves import HumanFit
 
 
 def ingest_reference(
@@ -145,6 +148,8 @@ def estimate_reference(
     ``fit``, seeded by the reference's seed from the root ``seed``), written as
     ``{bins,curves,summary,replicates}.parquet`` in ``out_dir``. A Geirhos reference is anchored
     by the lab's full-signal data (:func:`full_signal_trials`)."""
+    from vcrbench.estimation.storage import write_human_estimate
+
     trials = io.read_parquet(trials_path)
     est = fit.estimate(
         trials, _read_conditions(conditions_path), reference.seed(seed), name=reference.name,

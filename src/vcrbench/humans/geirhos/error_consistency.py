@@ -39,9 +39,12 @@ TABLE_COLUMNS = (
 )  # fmt: skip
 
 
-def human_network_pairs(experiment: str, network: str, rule: str = "mean") -> pd.DataFrame:
-    """Every (human, ``network``) pair of trials on the same stimulus, with the human's name."""
-    humans = gd.load("humans", experiment)
+def human_network_pairs(
+    experiment: str, network: str, rule: str = "mean", humans: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Every (human, ``network``) pair of trials on the same stimulus, with the human's name
+    (``humans``: the experiment's human trials, ``gd.load("humans", experiment)``, if loaded)."""
+    humans = gd.load("humans", experiment) if humans is None else humans
     net = gd.load("dnns", experiment, [network])
     frames = []
     for subject, trials in humans.groupby("subj", observed=True, sort=True):
@@ -67,8 +70,9 @@ def consistency_by_condition(
     """
     medians = summarise(conditions_dv).set_index("condition")["dv_median"]
     rows = []
+    humans = gd.load("humans", experiment)  # once for every network
     for network in networks:
-        pairs = human_network_pairs(experiment, network, rule)
+        pairs = human_network_pairs(experiment, network, rule, humans)
         for condition, g in pairs.groupby("condition_label", sort=False, observed=True):
             a, b = g["correct_a"].to_numpy(), g["correct_b"].to_numpy()
             r = error_consistency(a, b)

@@ -49,11 +49,11 @@ def pair_trials(
                 f"trials_{tag}: stimulus key {tuple(on)} is not unique ({int(dup.sum())} repeats)"
             )
         column = RULES[rule] if RULES[rule] in df else "object_response"
-        side = pd.DataFrame({k: df[k].astype(str).to_numpy() for k in on})
-        side["category"] = df["category"].astype(str).to_numpy()
-        side[f"file_{tag}"] = df["file"].astype(str).to_numpy()
+        side = pd.DataFrame({k: _text(df[k]) for k in on})
+        side["category"] = _text(df["category"])
+        side[f"file_{tag}"] = _text(df["file"])
         side[f"trial_{tag}"] = df["trial"].to_numpy(np.int64)
-        side[f"response_{tag}"] = df[column].astype(str).to_numpy()
+        side[f"response_{tag}"] = _text(df[column])
         side[f"correct_{tag}"] = side[f"response_{tag}"].to_numpy() == side["category"].to_numpy()
         sides.append(side)
     pairs = sides[0].merge(sides[1], on=list(on), how="inner", suffixes=("", "_b"), validate="1:1")
@@ -62,6 +62,16 @@ def pair_trials(
         raise HumanDataError(f"{int(mismatch.sum())} paired trials disagree on the true category")
     pairs = pairs.drop(columns="category_b").sort_values(list(on), kind="stable")
     return pairs.reset_index(drop=True)
+
+
+def _text(column: pd.Series) -> np.ndarray:
+    """``column.astype(str).to_numpy()``; for a categorical column without missing values, its
+    categories' text picked by code (the same strings, without converting every row)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        if not (codes < 0).any():
+            return column.cat.categories.astype(str).to_numpy(dtype=object)[codes]
+    return column.astype(str).to_numpy()
 
 
 def paired_trials(

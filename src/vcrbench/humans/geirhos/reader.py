@@ -16,6 +16,7 @@ VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from vcrbench.humans.trial_schema import HumanDataError, correct, validate_trial
 #: Networks of the release (TensorFlow-Slim ImageNet weights, 16-class decision by summed softmax).
 DNN_OBSERVERS = gd.PRETRAINED_NETWORKS
 _CSV_COLUMNS = gd.CSV_COLUMNS
+#: The columns of a CSV that :func:`read_geirhos` makes trials of (the summed-rule answers too).
+_TRIAL_SOURCE_COLUMNS = (*_CSV_COLUMNS, "object_response_sums")
 _FILE_OBSERVER_RE = re.compile(r"^.+-experiment_(.+)_session_\d+\.csv$")
 _SOURCE_IMAGE_RE = re.compile(r"(n\d{8}_\d+)\.[A-Za-z]+$")
 
@@ -142,8 +145,9 @@ def csv_files(
 
 def _read_csv(path: Path, observers: str, experiment_name: str, stored: bool) -> pd.DataFrame:
     if stored:
-        # exactly what pandas reads from the release's CSV (tested on every file)
-        df = gd.raw_frame(observers, experiment_name, path.name)
+        # exactly what pandas reads from the release's CSV (tested on every file), of the columns
+        # that trials are made of
+        df = gd.raw_frame(observers, experiment_name, path.name, columns=_TRIAL_SOURCE_COLUMNS)
     else:
         try:
             df = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -315,7 +319,16 @@ def full_signal_trials(
 ) -> pd.DataFrame:
     """Trials on unmanipulated images (:data:`FULL_SIGNAL`; humans: 3 observers, 1,920 trials),
     the anchor s(0) with data really at Δv = 0 for every experiment of the lab."""
+    subjects = None if subjects is None else tuple(subjects)
+    return _full_signal_trials(observers, root, subjects, dnn_aggregation).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def _full_signal_trials(observers, root, subjects, dnn_aggregation) -> pd.DataFrame:
+    """:func:`full_signal_trials`, read once per process (every experiment's table anchors on
+    them; callers get copies)."""
     experiment_name, condition = FULL_SIGNAL
+    subjects = None if subjects is None else list(subjects)
     trials = read_geirhos(experiment_name, observers, root, subjects, dnn_aggregation)
     return trials[trials["condition"] == condition].reset_index(drop=True)
 

@@ -106,15 +106,17 @@ def metadata(collection: str, root: str | os.PathLike | None = None) -> dict:
 @functools.lru_cache(maxsize=8)
 def _file_slices(collection: str, root: str | None) -> dict[tuple[str, str], slice]:
     df = _stored(collection, root)[0]
-    keys = list(zip(df["experiment"].astype(str), df["file"].astype(str), strict=True))
+    experiment, file = (df[c].astype(str).to_numpy(dtype=object) for c in ("experiment", "file"))
+    # the runs of rows with the same (experiment, file)
+    starts = np.flatnonzero(
+        np.r_[True, (experiment[1:] != experiment[:-1]) | (file[1:] != file[:-1])]
+    )[: len(df)]
     out: dict[tuple[str, str], slice] = {}
-    start = 0
-    for i in range(1, len(keys) + 1):
-        if i == len(keys) or keys[i] != keys[start]:
-            if keys[start] in out:
-                raise HumanDataError(f"{collection}: rows of {keys[start]} are not contiguous")
-            out[keys[start]] = slice(start, i)
-            start = i
+    for start, stop in zip(starts, [*starts[1:], len(df)], strict=True):
+        key = (experiment[start], file[start])
+        if key in out:
+            raise HumanDataError(f"{collection}: rows of {key} are not contiguous")
+        out[key] = slice(int(start), int(stop))
     return out
 
 
@@ -157,20 +159,27 @@ def _float_text(values: np.ndarray, null: str) -> list[str]:
 
 
 def raw_frame(
-    collection: str, experiment: str, file: str, root: str | os.PathLike | None = None
+    collection: str,
+    experiment: str,
+    file: str,
+    root: str | os.PathLike | None = None,
+    columns: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """One CSV file of the release as ``pd.read_csv(path, dtype=str, keep_default_na=False)`` reads it.
 
     Same columns in the same order, every column of pandas' string dtype, the CSV's text in every
-    cell, rows in file order, a fresh ``RangeIndex``.
+    cell, rows in file order, a fresh ``RangeIndex``. ``columns``: only those of the file's
+    columns that are among these (None: all), as ``usecols`` would read them.
     """
     r = None if root is None else str(root)
     coll, rows = _rows(collection, experiment, file, r)
     meta = metadata(coll, root)
     observer = str(rows["subj"].iloc[0]) if len(rows) else ""
-    columns = CSV_COLUMNS + (
+    present = CSV_COLUMNS + (
         DNN_COLUMNS if coll == "dnns" and observer in PRETRAINED_NETWORKS else ()
     )
+    wanted = present if columns is None else set(columns)
+    columns = [c for c in present if c in wanted]
     nulls = meta.get("null_text", {}).get(f"{experiment}/{file}", {})
     out = {}
     for col in columns:

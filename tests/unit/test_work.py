@@ -118,13 +118,15 @@ def test_a_model_with_few_images_is_predicted_in_one_job():
     one job (rule predict_model) when they number at most that, else one job per set and
     group; the one job's outputs are every prediction file of the model, each paired with the
     shards it is predicted from."""
-    cfg = config()  # 10 clean images, 5,000 + 2,500 samples, 2 x 50 ImageNet-C samples
+    # 10 clean images, 5,000 + 2,500 samples, 2 x 50 ImageNet-C samples
+    cfg = config(inference={"shards_per_job": 2, "device": "cuda", "model_job_max_images": 7610})
     assert work.model_images(cfg, 10) == 10 + 7500 + 100
     assert work.job_images(cfg, "predict_model", job(model="r50"), 10) == 7610
-    assert work.inference_per_model(cfg, 10)  # the default limit, 20,000
+    assert work.inference_per_model(cfg, 10)
     inference = {"shards_per_job": 2, "device": "cuda", "model_job_max_images": 7609}
     assert not work.inference_per_model(config(inference=inference), 10)
-    p = plan.Plan(config())
+    assert not work.inference_per_model(config(), 10)  # the default, 0: always split
+    p = plan.Plan(cfg)
     assert p.inference_per_model
     outputs = p.model_job_outputs()
     assert outputs[0] == "results/predictions/{model}/clean.parquet"

@@ -136,3 +136,12 @@ def partial_copy(finished_run: Path, dest: Path, drop=FROM_TEST_SETS, results=No
 
     shutil.copytree(source, target, symlinks=True, ignore=ignored, dirs_exist_ok=True)
     return dest
+
+
+def pytest_collection_modifyitems(config, items):
+    """The shared tiny run first: the first test file that needs it (:func:`finished_run`) moves
+    to the front, so that under pytest-xdist one worker makes the run while the other runs the
+    unit tests (the order is the same in every worker, as xdist requires)."""
+    first = next((item.path for item in items if "finished_run" in item.fixturenames), None)
+    if first is not None:
+        items[:] = [i for i in items if i.path == first] + [i for i in items if i.path != first]

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.unit.test_versions import RULE_RE  # rules may stand indented under an `if`
 from vcrbench import plan
 from vcrbench.plan import cost
 
@@ -47,9 +48,6 @@ def test_lint_has_no_findings(tmp_path):
     assert "Lints for" not in out, out[-4000:]
 
 
-RULE_RE = re.compile(r"^(?:rule (\w+)|use rule \w+ as (\w+) with):\n(.*?)(?=^\S|\Z)", re.M | re.S)
-
-
 def test_every_rule_that_runs_code_takes_its_resources_from_the_plan():
     """So that every job's memory and time are sized and grow with the attempt (the plan's
     functions are tested in tests/unit/test_plan.py, and against Snakemake's values in the
@@ -61,7 +59,12 @@ def test_every_rule_that_runs_code_takes_its_resources_from_the_plan():
             if "script:" in body or "shell:" in body or m.group(2):
                 assert f'**PLAN.resources("{name}"' in body, (smk.name, name)
                 checked.append(name)
-    assert {"generate_imagenet_c", "predict_imagenet_c", "generate_retrain_shard"} <= set(checked)
+    assert {
+        "generate_imagenet_c",
+        "predict_imagenet_c",
+        "predict_model",
+        "generate_retrain_shard",
+    } <= set(checked)
 
 
 def test_shipped_default_dry_run_plans_every_stage(tmp_path):
@@ -72,14 +75,13 @@ def test_shipped_default_dry_run_plans_every_stage(tmp_path):
         "sample_manifest",
         "generate_shard",
         "generate_imagenet_c",
-        "predict_clean",
-        "predict_group",
-        "predict_imagenet_c",
+        "predict_model",  # each model in one job (inference.model_job_max_images)
         "estimate_curves",
         "collect_metrics",
         "coverage_table",
     }
     assert expected <= rules, sorted(expected - rules)
+    assert not {"predict_clean", "predict_group", "predict_imagenet_c"} & rules
 
 
 def test_paper_config_validates_and_plans(tmp_path, monkeypatch):

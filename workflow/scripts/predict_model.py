@@ -8,18 +8,11 @@ from vcrbench.plan import job
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)
-    p = snakemake.params
-    execution = snakemake.config["inference"]  # batch size, workers: not params (see the rule)
     clean_out, *set_outs = snakemake.output
     inference.predict_model(
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         CleanSet.open(snakemake.input.images, snakemake.input.index),
         clean_out,
         [(out, snakemake.input[f"shards_{i}"]) for i, out in enumerate(set_outs, start=1)],
-        batch_size=execution["batch_size"],
-        device=p.device,
-        num_workers=execution["num_workers"],
-        precision=p.precision,
-        label_space=p.label_space,
-        save_logprobs=p.save_logprobs,
+        **job.predict_options(snakemake),
     )

@@ -125,6 +125,21 @@ def _traceback_to_log_only(exc: BaseException) -> None:
     sys.excepthook = hook
 
 
+def predict_options(smk) -> dict:
+    """The options every prediction script passes on (``vcrbench.inference``): device, precision,
+    label space and saved log-probabilities from the rule's params; batch size and DataLoader
+    workers from the config, not params, so that tuning them on a GPU node reruns nothing."""
+    p, execution = smk.params, smk.config["inference"]
+    return {
+        "batch_size": execution["batch_size"],
+        "device": p.device,
+        "num_workers": execution["num_workers"],
+        "precision": p.precision,
+        "label_space": p.label_space,
+        "save_logprobs": p.save_logprobs,
+    }
+
+
 @contextlib.contextmanager
 def run(smk) -> Iterator[logging.Logger]:
     """``with job.run(snakemake): <the library call>`` (``smk`` is the script's ``snakemake``)."""

@@ -181,7 +181,10 @@ def test_config_validation_imports_no_torch():
     assert "HEAVY []" in proc.stdout, proc.stdout
 
 
-def test_a_dry_run_imports_no_torch(tmp_path):
+def test_a_dry_run_imports_no_torch_and_no_corruption_library(tmp_path):
+    """Snakemake itself (every run and dry run starts it, and the tests start it often) imports
+    neither the models' libraries nor the corruptions' (numba, imagecorruptions: about 1.5 s):
+    the plan checks a corruption by its registered name and parameters, the jobs apply it."""
     proc = subprocess.run(
         [
             sys.executable, "-X", "importtime", "-m", "snakemake", "-n", "--quiet", "all",
@@ -194,3 +197,4 @@ def test_a_dry_run_imports_no_torch(tmp_path):
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert "snakemake" in imported  # the import log was read
     assert not {"torch", "timm", "torchvision"} & imported
+    assert not {"numba", "imagecorruptions", "skimage"} & imported

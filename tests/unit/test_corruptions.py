@@ -420,7 +420,7 @@ def test_glass_blur_moves_match_imagecorruptions_for_the_same_offsets():
             ],
             dtype=np.int64,
         )
-        out = icx._glass_moves(x.copy(), offsets, np.ones(offsets.shape[:3], bool), delta)
+        out = icx._glass_moves()(x.copy(), offsets, np.ones(offsets.shape[:3], bool), delta)
         np.testing.assert_array_equal(out, ref)
 
 
@@ -502,7 +502,7 @@ def test_glass_blur_toolbox_moves_are_the_toolboxs_loop_on_the_corner(delta, ima
         dtype=np.int64,
     )
     out = image.copy()
-    icx._glass_moves(out[:32, :32], offsets, np.ones(offsets.shape[:3], bool), delta)
+    icx._glass_moves()(out[:32, :32], offsets, np.ones(offsets.shape[:3], bool), delta)
     np.testing.assert_array_equal(out, ref)
     assert not np.array_equal(out[:32, :32], image[:32, :32])
     np.testing.assert_array_equal(out[32:], image[32:])

@@ -112,23 +112,36 @@ def copy_run(finished_run, tmp_path):
     return dest
 
 
-#: What :func:`partial_copy` leaves out by default: the test sets and everything made from them
-#: (the dataset, the weights and the human references stay), so a run in the copy generates,
-#: predicts, estimates and draws again, as a run from nothing does after its first stages.
-FROM_TEST_SETS = ("testsets", "imagenet-c", "predictions", "estimates", "tables", "figures")
+#: What :func:`partial_copy` leaves out by default: one corruption's test sets (VCR and
+#: ImageNet-C) and everything made from them alone (predictions, curves), so that a run in the
+#: copy generates, predicts, estimates and draws again, as a run from nothing does after its first
+#: stages, on half the tiny run's sets: the tables and figures over all corruptions are made again
+#: too (their inputs are newer), the other corruption's own outputs stay as they are.
+ONE_CORRUPTION = (
+    "testsets/brightness",
+    "imagenet-c/brightness",
+    "predictions/efficientnet_lite0/brightness",
+    "predictions/efficientnet_lite0/imagenet-c/brightness",
+    "estimates/efficientnet_lite0/brightness",
+)
+
+#: What no partial copy keeps: jobs' logs and benchmarks (what a test waits for to see a stage
+#: start must be the copy's own).
+VOLATILE = ("logs", "benchmarks")
 
 
-def partial_copy(finished_run: Path, dest: Path, drop=FROM_TEST_SETS, results=None) -> Path:
+def partial_copy(finished_run: Path, dest: Path, drop=ONE_CORRUPTION, results=None) -> Path:
     """A copy of the finished run (Snakemake's metadata included, same mtimes) without the
-    folders ``drop`` of its results and their provenance records: what a run had made before it
-    reached those stages. ``results`` (a folder) receives the copy's results instead of
-    ``dest/results`` (e.g. a small file system mounted there)."""
+    folders ``drop`` of its results and their provenance records, and without its logs and
+    benchmarks: what a run had made before it reached those outputs. ``results`` (a folder)
+    receives the copy's results instead of ``dest/results`` (e.g. a small file system mounted
+    there)."""
     dest.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("results")
     shutil.copytree(finished_run, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
     target = results or dest / "results"
     source = finished_run / "results"
-    dropped = {*drop, *(f"provenance/{d}" for d in drop)}
+    dropped = {*drop, *(f"provenance/{d}" for d in drop), *VOLATILE}
 
     def ignored(folder, names):
         rel = Path(folder).relative_to(source)

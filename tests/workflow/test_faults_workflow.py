@@ -113,8 +113,8 @@ def test_the_run_lock_is_the_workflows_own_taken_by_a_real_run_only(tmp_path):
 
 @pytest.mark.slow
 def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
-    """From where a run stands once its dataset, weights and human references are made (the
-    shared run without its test sets and what follows them): killed while generating, then once
+    """From where a run stands with one corruption's sets still to make (the shared run without
+    them and what follows them: ``partial_copy``): killed while generating, then once
     predictions exist, then finished by the plain command, byte-identical to the run that was
     never killed."""
     workdir = partial_copy(finished_run, tmp_path / "run")
@@ -148,7 +148,8 @@ def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"half a shard")
     again = start(workdir, config)
-    wait_for(lambda: any((results / "predictions").rglob("group-*.parquet")), again)
+    remade = results / "predictions" / "efficientnet_lite0" / "brightness"
+    wait_for(lambda: any(remade.glob("group-*.parquet")), again)
     kill_group(again)
 
     # 3. the plain command, nothing typed in between, finishes the run
@@ -226,11 +227,11 @@ def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_ru
 def test_a_full_disk_fails_naming_the_path_and_the_plain_command_finishes_later(
     finished_run, tmp_path
 ):
-    """results/ on a tmpfs that holds what the run had made before its test sets (the shared run
-    without them and what follows them) and 2 MiB more (the test sets alone are ~9 MiB): the
-    job that meets the full disk names the path and "no space left"; nothing half-written
-    stands under a real name, what was finished is intact; with space freed the plain command
-    completes, byte-identical."""
+    """results/ on a tmpfs that holds what the run had made before one corruption's sets (the
+    shared run without them and what follows them: ``partial_copy``) and 2 MiB more (those
+    sets alone are about 4 MiB): the job that meets the full disk names the path and "no space
+    left"; nothing half-written stands under a real name, what was finished is intact; with
+    space freed the plain command completes, byte-identical."""
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs to fill needs root")
     workdir = tmp_path / "run"

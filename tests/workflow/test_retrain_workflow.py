@@ -53,7 +53,9 @@ def tiny_config(path: Path, **changes) -> Path:
         corruptions={"gaussian_noise": {}},
         sampling={"mode": "parameter-uniform", "n_samples": 16, "shard_size": 8},
         imagenet_c={"enabled": False},
-        humans={"dnn_table": False},
+        # no human reference: the human stage (about a third of the tiny run's job time) is
+        # the shared run's to test, not retraining's
+        humans={"dnn_table": False, "references": {}, "conditions_table": False},
         **changes,
     )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from skimage.color import rgb2gray
 
 from vcrbench.corruptions.registry import Param, register_corruption
 
@@ -25,6 +24,8 @@ CONTRAST = 0.3
 
 def grey_low_contrast(image: np.ndarray, contrast: float = CONTRAST) -> np.ndarray:
     """Greyscale (scikit-image ``rgb2gray``) at ``contrast``, float on [0, 1], HxW."""
+    from skimage.color import rgb2gray
+
     grey = rgb2gray(image / 255.0)
     return contrast * grey + (1.0 - contrast) / 2.0
 

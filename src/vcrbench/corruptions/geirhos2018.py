@@ -53,8 +53,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import erf
-from skimage.color import rgb2gray
 
 from vcrbench.corruptions.registry import CorruptionError, Param, register_corruption
 
@@ -76,6 +74,8 @@ ROTATION_ANGLES = (0.0, 90.0, 180.0, 270.0)
 
 def grey(image: np.ndarray) -> np.ndarray:
     """scikit-image ``rgb2gray`` of an HxWx3 uint8 image: HxW float64 on [0, 1]."""
+    from skimage.color import rgb2gray
+
     return rgb2gray(np.asarray(image, dtype=np.float64) / 255.0)
 
 
@@ -131,6 +131,8 @@ def _constant_gaussian_matrix(n: int, sigma: float) -> np.ndarray:
         k = np.arange(-radius, radius + 1, dtype=np.float64)
         norm = np.exp(-0.5 * (k / sigma) ** 2).sum()
     else:  # the sum as an integral (exact to ~1e-10 at such σ: Euler-Maclaurin)
+        from scipy.special import erf
+
         norm = sigma * math.sqrt(2.0 * math.pi) * erf((radius + 0.5) / (sigma * math.sqrt(2.0)))
     d = np.subtract.outer(np.arange(n), np.arange(n)).astype(np.float64)
     matrix = np.exp(-0.5 * (d / sigma) ** 2) / norm

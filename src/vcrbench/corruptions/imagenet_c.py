@@ -31,9 +31,6 @@ from functools import lru_cache
 
 import cv2
 import numpy as np
-import skimage as sk
-from imagecorruptions.corruptions import disk
-from numba import njit
 
 from vcrbench.corruptions.registry import Param, register_corruption
 
@@ -88,7 +85,9 @@ def impulse_noise(
     """Salt-and-pepper noise (scikit-image ``random_noise(mode='s&p')``) per pixel and channel."""
     if p["amount"] == 0:
         return image
-    x = sk.util.random_noise(image / 255.0, mode="s&p", rng=rng, amount=p["amount"])
+    from skimage.util import random_noise
+
+    x = random_noise(image / 255.0, mode="s&p", rng=rng, amount=p["amount"])
     return np.clip(x, 0, 1) * 255
 
 
@@ -136,6 +135,8 @@ def gaussian_blur(
 
 @lru_cache(maxsize=256)
 def _disk(radius: int, alias_blur: float) -> np.ndarray:
+    from imagecorruptions.corruptions import disk
+
     kernel = disk(radius=radius, alias_blur=alias_blur)
     kernel.flags.writeable = False
     return kernel
@@ -178,8 +179,7 @@ def defocus_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Gener
     return np.clip(x, 0, 1) * 255
 
 
-@njit(cache=True)
-def _glass_moves(x, offsets, active, margin):  # pragma: no cover - compiled
+def _glass_moves_py(x, offsets, active, margin):  # pragma: no cover - compiled
     # imagecorruptions' loop order; "x[h, w], x[h', w'] = x[h', w'], x[h, w]" on array rows
     # copies x[h', w'] into x[h, w] and leaves x[h', w'] as it was: reproduced here.
     height, width = x.shape[0], x.shape[1]
@@ -194,6 +194,16 @@ def _glass_moves(x, offsets, active, margin):  # pragma: no cover - compiled
                     for ch in range(x.shape[2]):
                         x[h, w, ch] = x[hp, wp, ch]
     return x
+
+
+@lru_cache(maxsize=1)
+def _glass_moves():
+    """:func:`_glass_moves_py` compiled by numba (its on-disk cache), on first use: importing
+    numba costs about 0.6 s that a process applying no glass blur (Snakemake itself, planning)
+    need not pay."""
+    from numba import njit
+
+    return njit(cache=True)(_glass_moves_py)
 
 
 def glass_moves(
@@ -220,7 +230,7 @@ def glass_moves(
     active = np.ones(shape, dtype=np.bool_)
     if frac > 0:
         active[-1] = rng.random(shape[1:]) < frac
-    return _glass_moves(x, offsets, active, margin)
+    return _glass_moves()(x, offsets, active, margin)
 
 
 #: Glass blur's σ, of the Gaussian blur before and after the moves (both glass blurs).

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,11 @@ from vcrbench.seeding import rng  # noqa: E402
 
 SEED = 0
 SIDE = 320  # the synthetic images' short side before the workflow's resize 256 / crop 224
+
+
+#: Workers started fresh, not forked: a fork of a process with threads (torch's, BLAS's, a test
+#: runner's) can copy a held lock into the child, which then waits forever.
+SPAWN = get_context("spawn")
 
 
 def _derive(args: tuple[int, np.ndarray, Path]) -> None:
@@ -77,7 +83,7 @@ def build_synthetic_set(folder: Path, n_images: int, workers: int) -> Path:
     labels = embedded["label"].tolist()
     names = [f"synthetic_{i:06d}.jpg" for i in range(n_images)]
     jobs = ((i, bases[i % len(bases)], folder / names[i]) for i in range(n_images))
-    with ProcessPoolExecutor(workers) as pool:
+    with ProcessPoolExecutor(workers, mp_context=SPAWN) as pool:
         for _ in pool.map(_derive, jobs, chunksize=256):
             pass
     tmp = labels_csv.with_suffix(".tmp")

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 # The script's own process: one BLAS/OpenMP thread (an importer keeps its own; workers: _init).
@@ -57,6 +58,11 @@ PAPER_VCR = {
 }
 GRID = (250, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 BINS, DENOMINATOR = N_BINS, COVERAGE_DENOMINATOR
+
+
+#: Workers started fresh, not forked: a fork of a process with threads (torch's, BLAS's, a test
+#: runner's) can copy a held lock into the child, which then waits forever.
+SPAWN = get_context("spawn")
 
 
 def expected_coverage(p: np.ndarray, n: int) -> float:
@@ -125,7 +131,7 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         prepare_clean_set(read_embedded_dataset(), f"{tmp}/images.npy", f"{tmp}/index.parquet")
-        with ProcessPoolExecutor(args.workers, initializer=_init) as ex:
+        with ProcessPoolExecutor(args.workers, initializer=_init, mp_context=SPAWN) as ex:
             pools = {
                 r["name"]: r
                 for r in ex.map(pool_job, names, [tmp] * len(names), [args.pool] * len(names))

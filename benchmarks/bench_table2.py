@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 # The script's own process: one BLAS/OpenMP thread (an importer keeps its own; workers: _init).
@@ -82,6 +83,11 @@ PAPER_IMAGENET_C = {
     "glass_blur": 0.333,
 }
 PAPER_N, PAPER_MIN_COUNT = 50_000, 20
+
+
+#: Workers started fresh, not forked: a fork of a process with threads (torch's, BLAS's, a test
+#: runner's) can copy a held lock into the child, which then waits forever.
+SPAWN = get_context("spawn")
 
 
 def expected_coverage_at(p: np.ndarray, n: int, min_count: int) -> float:
@@ -206,7 +212,7 @@ def per_corruption(job, names: list[str], workers: int, *args, dataset=None, max
     :func:`prepare_images`), in ``workers`` single-threaded processes."""
     with tempfile.TemporaryDirectory() as tmp:
         prepare_images(tmp, dataset, max_side)
-        with ProcessPoolExecutor(workers, initializer=_init) as ex:
+        with ProcessPoolExecutor(workers, initializer=_init, mp_context=SPAWN) as ex:
             k = len(names)
             return list(ex.map(job, names, [tmp] * k, *[[a] * k for a in args]))
 

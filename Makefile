@@ -28,10 +28,11 @@ run: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --show-failed-logs $(SNAKEMAKE_ARGS)
 
 # The full test suite, as CI runs it (includes the end-to-end workflow and SLURM tests), on
-# TEST_WORKERS pytest-xdist workers (a test file's tests stay on one worker; the one finished
-# tiny run is shared by all: tests/workflow/conftest.py). TEST_WORKERS=0 runs it in one process.
+# TEST_WORKERS pytest-xdist workers (a test file's tests stay on one worker, the longest files
+# first: SCHEDULE in tests/workflow/conftest.py; the one finished tiny run is shared by all).
+# TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-PYTEST := NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+PYTEST := NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup
 	$(BYTECODE)
 	$(PYTEST) tests

@@ -247,6 +247,22 @@ def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
         plan.validate(config)
 
 
+def test_a_missing_checkpoint_with_an_http_url_is_left_to_fetch_weights(tmp_path):
+    """fetch_weights downloads it, before any job that reads it: neither the config's check nor
+    the model entries' check before the first job stops the run for it."""
+    entry = {"source": "timm", "id": "resnet18", "checkpoint": str(tmp_path / "w.pt")}
+    config = {
+        "dataset": {"kind": "embedded"},
+        "corruptions": {"brightness": {}},
+        "models": {"m": {**entry, "url": "https://example.org/w.pt"}},
+    }
+    plan.validate(config)
+    assert check_models({"m": config["models"]["m"]})["m"]["classes"] == 1000
+    config["models"]["m"]["url"] = "ftp://example.org/w.pt"  # not one it downloads
+    with pytest.raises(ConfigError, match=r"'models.m.checkpoint': weights file .* does not exist"):
+        plan.validate(config)
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [

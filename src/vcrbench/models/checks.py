@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vcrbench.errors import ModelConfigError, ModelError
+from vcrbench.models.download import downloadable
 from vcrbench.models.sources import get_source
 from vcrbench.models.spec import ModelSpec
 
@@ -36,7 +37,8 @@ def check_entry(spec: ModelSpec) -> tuple[Problems, int | None]:
     ``(key of the entry, what is wrong)``: its checkpoint file, then its source's own check
     (registered with the source: ``vcrbench.models.sources.register_source``)."""
     problems: Problems = []
-    if spec.checkpoint is not None and not spec.checkpoint.is_file():
+    missing = spec.checkpoint is not None and not spec.checkpoint.is_file()
+    if missing and not downloadable(spec.url):  # with an http(s) url, fetch_weights gets it
         problems.append(("checkpoint", f"file {spec.checkpoint} does not exist"))
     check = get_source(spec.source).check
     if check is None:

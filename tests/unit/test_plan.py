@@ -52,6 +52,14 @@ def test_shipped_configs_validate(name, tmp_path):
     plan.check(cfg)
 
 
+def test_the_default_configs_header_counts_what_it_lists():
+    text = (REPO / "config" / "config.yaml").read_text()
+    cfg = yaml.safe_load(text)
+    header = " ".join(line.lstrip("# ") for line in text.split("\nseed:")[0].splitlines())
+    assert f"{len(cfg['corruptions'])} corruptions" in header, header
+    assert f"{len(cfg['models'])} pretrained EfficientNet-Lite models" in header, header
+
+
 @pytest.mark.parametrize(
     ("changes", "key"),
     [

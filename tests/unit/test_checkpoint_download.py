@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -14,7 +17,7 @@ from tests.support.file_server import CONFIRM, FileServer, drive_through
 from vcrbench.errors import WeightsUnavailableError
 from vcrbench.models import download, fetch
 
-DATA = bytes(range(256)) * 4096  # 1 MiB, not all alike
+DATA = bytes(range(256)) * 16384  # 4 MiB, not all alike: four of the download's 1 MiB chunks
 SHA = hashlib.sha256(DATA).hexdigest()
 DRIVE_ID = "1wFsiB5h4Fgv6HqOkI_1jR1SZOB_eNK9r"  # the form of a Drive id (NoisyMix's in paper.yaml)
 
@@ -73,6 +76,29 @@ def test_a_download_cut_halfway_leaves_no_file_and_the_rerun_completes_it(server
     asked = len(server.requests)
     assert download.download_checkpoint("noisymix", url, path, SHA) == f"sha256:{SHA}"
     assert path.read_bytes() == DATA and len(server.requests) > asked
+
+
+def test_a_download_killed_halfway_is_completed_by_the_rerun(server, tmp_path):
+    """A process killed (SIGKILL) in the middle of a download leaves its temporary beside the
+    checkpoint, never the checkpoint; the rerun removes the dead process's temporary and
+    downloads the file whole."""
+    url, path = urls(server)["plain"], tmp_path / "w.pth"
+    server.stall = {"/release/w.pth"}
+    code = "import sys; from vcrbench.models import download; download.download_checkpoint("
+    code += "'m', sys.argv[1], sys.argv[2], progress=False)"
+    proc = subprocess.Popen([sys.executable, "-c", code, url, str(path)])
+    try:
+        deadline = time.monotonic() + 30
+        while not any(p.stat().st_size >= download.CHUNK for p in tmp_path.iterdir()):
+            assert proc.poll() is None and time.monotonic() < deadline, "no half download"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    (left,) = tmp_path.iterdir()
+    assert left.name.startswith(".w.pth.") and left.name.endswith(".tmp") and not path.exists()
+    assert download.download_checkpoint("m", url, path, SHA) == f"sha256:{SHA}"
+    assert path.read_bytes() == DATA and [p.name for p in tmp_path.iterdir()] == ["w.pth"]
 
 
 @pytest.mark.parametrize("host", ["plain", "drive"])

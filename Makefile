@@ -64,8 +64,10 @@ figures: setup
 verify: setup
 	$(BIN)/python -m vcrbench.plan.verify
 
+# The HTML report of a finished run (results/report.html); SNAKEMAKE_ARGS as for `make run`, e.g.
+# make report SNAKEMAKE_ARGS="--configfile my.yaml" for a run of that config.
 report: setup
-	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
 
 lock: setup
 	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)/torch===\1/' > requirements.lock.new

@@ -48,6 +48,8 @@ def absolute_paths(node):
 
 def stand_ins(config: dict, workdir: Path) -> list[str]:
     """Point missing inputs at empty stand-ins under ``workdir``; returns what was stood in."""
+    from vcrbench.plan.config import fetched_checkpoint
+
     made = []
     dataset = config.get("dataset") or {}
     if dataset.get("kind") in ("folder", "imagenet-val") and dataset.get("path"):
@@ -78,6 +80,8 @@ def stand_ins(config: dict, workdir: Path) -> list[str]:
         found = [p for p in (Path(checkpoint), REPO / checkpoint) if p.is_file()]
         if found:  # the dry run works elsewhere: name the file by its absolute path
             entry["checkpoint"] = str(found[0].resolve())
+            continue
+        if fetched_checkpoint(entry):  # fetch_weights downloads it: the plan needs no file
             continue
         made.append(f"models.{name}.checkpoint {checkpoint}")
         if Path(checkpoint).is_absolute():

@@ -65,7 +65,8 @@ def _check(config: dict, schema_obj: dict, prefix: str = "") -> dict:
 
 def _problems(err, prefix: str) -> list[str]:
     """The messages of one schema error, each naming its key (an unknown key by itself:
-    ``figures.dpis``, not only its block, with the nearest known key)."""
+    ``figures.dpis``, not only its block, with the nearest known key; a missing required key by
+    itself, ``models``, with what it holds)."""
     parts = [*([prefix] if prefix else []), *(str(p) for p in err.path)]
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         known = list(err.schema.get("properties", {}))
@@ -74,7 +75,19 @@ def _problems(err, prefix: str) -> list[str]:
             f"{did_you_mean(extra, known)}" + (f"; known: {', '.join(known)}" if known else "")
             for extra in sorted(set(err.instance) - set(known))
         ]
+    if err.validator == "required" and isinstance(err.instance, dict):
+        what = {k: v.get("description") for k, v in err.schema.get("properties", {}).items()}
+        return [
+            f"config key '{'.'.join([*parts, key])}': required, and missing"
+            + (f" ({_first_sentence(what[key])})" if what.get(key) else "")
+            for key in err.validator_value
+            if key not in err.instance
+        ]
     return [f"config key '{'.'.join(parts) or '<root>'}': {err.message}"]
+
+
+def _first_sentence(text: str) -> str:
+    return " ".join(text.split()).split(". ")[0].rstrip(".")
 
 
 def validate(config: dict, path: str | Path | None = None) -> dict:

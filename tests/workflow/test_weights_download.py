@@ -6,10 +6,12 @@ process refused, the ``predict_clean`` job reads them from the cache with the hu
 jobs' environment, ``vcrbench.plan.cluster.job_environment``) and predicts what the same state
 dict predicts loaded from a file; and with the cache emptied the job fails saying which model's
 weights are missing, where it looked and what to do; doing it fetches them again, into the same
-record (so no finished job reruns)."""
+record (so no finished job reruns). A ``checkpoint`` entry's url the same way, from a stand-in
+file server (tests/support/file_server.py): downloaded by fetch_weights, read offline."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -20,6 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.support.file_server import FileServer
 from tests.support.homes import written
 from tests.support.hub_server import COMMIT, HubServer, no_network_site
 from vcrbench import io
@@ -176,3 +179,42 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     hub = fetch_online(tmp_path, work, config, fetch_target, files)
     assert ("GET", url) in hub.requests and snapshot.read_bytes() == weights
     assert fetched.read_bytes() == record
+
+
+@pytest.mark.slow
+def test_fetch_weights_downloads_a_checkpoint_url_then_inference_reads_it_offline(tmp_path):
+    """A ``checkpoint`` entry with a url (docs/models.md, "Weights fetched by the workflow"):
+    the file is not there, and the plan does not stop for it; the rule fetch_weights downloads
+    it from a stand-in server into the entry's path, checks and records its sha256; then, the
+    server stopped and every connection refused, predict_clean reads it."""
+    weights, _ = served_weights(tmp_path)
+    sha = hashlib.sha256(weights).hexdigest()
+    inference = yaml.safe_load(write_config(tmp_path / "tiny.yaml").read_text())["inference"]
+    inference |= {"weights_cache": "weights-cache", "device": "cpu"}
+    work = tmp_path / "run"
+    work.mkdir()
+    fetch_target = paths.fill(paths.WEIGHTS_FETCHED, model=MODEL)
+    clean_target = paths.fill(paths.PREDICTIONS_CLEAN, model=MODEL)
+    with FileServer({"/releases/tiny.safetensors": weights}) as server:
+        entry = {
+            "source": "checkpoint",
+            "library": "timm",
+            "id": ARCH,
+            "checkpoint": "models/tiny.safetensors",
+            "url": f"{server.url}/releases/tiny.safetensors",
+            "sha256": sha,
+        }
+        config = write_config(tmp_path / "config.yaml", models={MODEL: entry}, inference=inference)
+        env = run_env(tmp_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+        proc = snakemake(work, "--cores", "1", fetch_target, configfile=config, env=env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert server.requests == [("GET", server.address, "/releases/tiny.safetensors")]
+    assert (work / "models" / "tiny.safetensors").read_bytes() == weights
+    assert json.loads((work / fetch_target).read_text())["sha256"] == f"sha256:{sha}"
+
+    env, network_log = offline_env(tmp_path, "http://127.0.0.1:9")
+    proc = snakemake(work, "--cores", "1", clean_target, configfile=config, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert "rule fetch_weights" not in proc.stdout + proc.stderr  # fetched once, not again
+    assert " connect " not in network_log.read_text()
+    assert len(pd.read_parquet(work / clean_target)) > 0

@@ -80,7 +80,8 @@ def test_shipped_default_dry_run_plans_every_stage(tmp_path):
 
 
 def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
-    """config/paper.yaml plans the full experiment once its dataset folder exists; no
+    """config/paper.yaml plans the full experiment once its dataset folder exists, fetching
+    every model's weights (the 13 checkpoint files, not on this machine, from their urls); no
     generation job handles more than one shard, and every job's memory and time grow with
     its attempt."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -90,17 +91,16 @@ def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
     train = tmp_path / "ILSVRC2012_train"
     train.mkdir()
     config["retrain"]["pool"]["path"] = str(train)
-    # Weights that are not on this machine stop a real run, naming the file; a dry run needs
-    # only that the files exist.
-    for entry in config["models"].values():
-        if entry.get("checkpoint"):
-            weights = tmp_path / entry["checkpoint"]
-            weights.parent.mkdir(parents=True, exist_ok=True)
-            weights.touch()
+    # No checkpoint file is on this machine: fetch_weights downloads each from its url
     path = tmp_path / "paper.yaml"
     path.write_text(yaml.safe_dump(config))
     out = dry_run(tmp_path, configfile=path)
     jobs = scheduled_jobs(out)
+    fetched = {w["model"] for r, w in jobs if r == "fetch_weights"}
+    assert fetched == set(config["models"]) and len(fetched) == 19
+    checkpoints = [e for e in config["models"].values() if e.get("checkpoint")]
+    assert len(checkpoints) == 13 and all(e["url"].startswith("https://") for e in checkpoints)
+    assert not any((tmp_path / e["checkpoint"]).exists() for e in checkpoints)
     corruptions = {w["corruption"] for r, w in jobs if r == "sample_manifest"}
     assert len(corruptions) == 16  # the paper's 14, motion and glass blur with both functions
     shards = [w for r, w in jobs if r == "generate_shard"]
@@ -165,6 +165,20 @@ def test_config_errors_stop_before_any_job(tmp_path, changes, key):
     assert proc.returncode != 0
     assert key in out, out[-3000:]
     assert not (tmp_path / "results").exists()
+
+
+def test_a_config_without_models_is_named_before_any_job(tmp_path):
+    """The schema requires `models` and `corruptions`: a config without one stops with the usual
+    named error, not a KeyError traceback from a later check."""
+    tiny = yaml.safe_load(TINY.read_text())
+    del tiny["models"]
+    config = tmp_path / "no-models.yaml"
+    config.write_text(yaml.safe_dump(tiny))
+    proc = snakemake(tmp_path, "--cores", "1", configfile=config)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "invalid config: config key 'models': required, and missing" in out, out[-3000:]
+    assert "KeyError" not in out and not (tmp_path / "results").exists()
 
 
 def test_three_config_mistakes_are_named_in_one_run(tmp_path):

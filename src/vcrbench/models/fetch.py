@@ -5,6 +5,10 @@ network) calls it once per configured model with the hubs online and their cache
 configured weights cache; every inference job then reads that cache with the hubs offline. It
 builds the model as an inference job does (so whatever the job will read is downloaded, and a
 ``checkpoint`` file is read and checked against its architecture) and records what it fetched.
+
+A ``checkpoint`` file that is not there yet is first downloaded from the entry's http(s) ``url``
+(:mod:`vcrbench.models.download`: Google Drive links through gdown, any other address streamed),
+checked against the entry's ``sha256`` when it gives one; the record holds the file's sha256.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
+from vcrbench import io
 from vcrbench.errors import WeightsUnavailableError
+from vcrbench.models import download
 from vcrbench.models.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -35,6 +41,7 @@ def fetch_weights(name: str, entry: Mapping, cache: str | Path, out: str | Path)
     cache = Path(cache)
     before = _size(cache)
     try:
+        sha256 = None if spec.checkpoint is None else checkpoint_sha256(spec)
         load_model(spec, "cpu")
     except WeightsUnavailableError as exc:
         raise WeightsUnavailableError(
@@ -50,6 +57,24 @@ def fetch_weights(name: str, entry: Mapping, cache: str | Path, out: str | Path)
         "id": spec.id,
         "checkpoint": None if spec.checkpoint is None else str(entry.get("checkpoint")),
     }
+    if sha256 is not None:  # only a checkpoint's record: the others are as they were
+        record["sha256"] = sha256
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     return record
+
+
+def checkpoint_sha256(spec: ModelSpec) -> str | None:
+    """The ``sha256:<hex>`` of ``spec``'s checkpoint file, downloaded from its ``url`` first when
+    it is not there and the url is http(s); checked against the entry's ``sha256`` if given (a
+    file already there that fails the check is left as it is, and named); None when there is
+    no file to hash (:func:`~vcrbench.models.load_model` then names it)."""
+    path = spec.checkpoint
+    if not path.is_file() and download.downloadable(spec.url):
+        log.info("model %s: downloading %s into %s", spec.name, spec.url, path)
+        return download.download_checkpoint(spec.name, spec.url, path, spec.sha256)
+    if not path.is_file():
+        return None
+    got = io.file_sha256(path)
+    download.check_sha256(spec.name, None, path, spec.sha256, got.removeprefix("sha256:"))
+    return got

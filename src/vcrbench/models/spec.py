@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from vcrbench.models.sources import SOURCES
 from vcrbench.vocab import PRECISIONS
 
 INTERPOLATIONS = ("bilinear", "bicubic", "nearest")
+SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 #: Side of the test images every stage produces (resize 256, centre crop 224).
@@ -83,7 +85,7 @@ COMMON_KEYS = frozenset(
 WORKFLOW_KEYS = frozenset({"resources"})
 #: The keys of a source whose entries take a weights file for the whole network (each source's
 #: own keys are registered with it: ``vcrbench.models.sources.register_source``).
-CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict"})
+CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict", "sha256"})
 CHECKPOINT_LIBRARIES = ("timm", "torchvision", "python")
 HUB_SOURCES = ("github", "local")
 DEFAULT_CLIP_PROMPT = "a picture of {}"
@@ -113,6 +115,8 @@ class ModelSpec:
     pretrained: bool | str | None = True
     weights: str | None = "DEFAULT"
     checkpoint: Path | None = None
+    #: The checkpoint file's sha256 (64 hex digits, lower case), checked when it is fetched.
+    sha256: str | None = None
     use_ema: bool = False
     strict: bool = True
     library: str = "timm"
@@ -186,6 +190,8 @@ class ModelSpec:
             if not isinstance(entry["checkpoint"], str | os.PathLike):
                 raise ModelConfigError(f"{where}: 'checkpoint' must be a file path")
             values["checkpoint"] = Path(entry["checkpoint"])
+        if entry.get("sha256") is not None:
+            values["sha256"] = _sha256(entry["sha256"], "checkpoint" in values, where)
         if registered.parse is not None:
             registered.parse(entry, values, where)
         else:
@@ -218,6 +224,7 @@ class ModelSpec:
             "pretrained",
             "weights",
             "checkpoint",
+            "sha256",
             "use_ema",
             "strict",
             "library",
@@ -241,6 +248,14 @@ class ModelSpec:
             out["defense"] = self.defense.to_config()
         out.update(copy.deepcopy(dict(self.options)))
         return out
+
+
+def _sha256(value: Any, has_checkpoint: bool, where: str) -> str:
+    if not isinstance(value, str) or not SHA256_RE.fullmatch(value):
+        raise ModelConfigError(f"{where}: 'sha256' must be 64 hex digits, not {value!r}")
+    if not has_checkpoint:
+        raise ModelConfigError(f"{where}: 'sha256' is the 'checkpoint' file's; give 'checkpoint'")
+    return value.lower()
 
 
 def positive_int(value: Any, key: str, where: str) -> int:

@@ -21,7 +21,7 @@ from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
 from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
 from vcrbench.plan import humans, retrain
-from vcrbench.plan.config import model_entries, model_settings
+from vcrbench.plan.config import fetched_checkpoint, model_entries, model_settings
 
 
 def check(config: Mapping, schema_failed: bool = False) -> None:
@@ -192,8 +192,8 @@ def _check_models(config: Mapping) -> None:
 
     data_space = dataset_label_space(config["dataset"])
     for name, entry in expand_bases(config["models"]).items():
-        checkpoint = entry.get("checkpoint")
-        if checkpoint and not Path(checkpoint).is_file():
+        checkpoint = entry.get("checkpoint")  # with an http(s) url, fetch_weights gets it
+        if checkpoint and not Path(checkpoint).is_file() and not fetched_checkpoint(entry):
             raise ConfigError(
                 f"config key 'models.{name}.checkpoint': weights file {checkpoint} does not exist"
             )

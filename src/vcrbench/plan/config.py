@@ -245,6 +245,14 @@ def model_settings(entry: Mapping) -> dict:
     return {k: v for k, v in entry.items() if k != "resources"}
 
 
+def fetched_checkpoint(entry: Mapping) -> bool:
+    """Whether a model entry's ``checkpoint`` is downloaded by ``fetch_weights`` when it is not
+    there: the entry gives an http(s) ``url`` (:func:`vcrbench.models.download.downloadable`)."""
+    from vcrbench.models.download import downloadable
+
+    return bool(entry.get("checkpoint")) and downloadable(entry.get("url"))
+
+
 def model_weights(config: Mapping, model: str) -> list[str]:
     """Weight files a model's predictions depend on (its ``checkpoint``, if any): a missing
     file then stops the run naming it, and a changed one reruns that model's jobs only. A
@@ -252,8 +260,14 @@ def model_weights(config: Mapping, model: str) -> list[str]:
     cache first (``fetch_weights``, a local rule, so no GPU job downloads anything). That record
     is flagged ``ancient`` (Snakemake's flag): it orders the jobs, and a rerun of the fetch (a
     fresh clone, a new version of the fetch stage) reruns no prediction; a changed model entry
-    reruns its jobs through their ``model`` param."""
-    checkpoint = model_entries(config)[model].get("checkpoint")
+    reruns its jobs through their ``model`` param.
+
+    A checkpoint with an http(s) ``url`` is not an input: ``fetch_weights`` downloads it when it
+    is not there (no rule of Snakemake's makes it), so it is weights that the record stands for,
+    as a hub's cache is; its sha256 is in the record, and a changed entry (its url or sha256)
+    reruns the model's jobs."""
+    entry = model_entries(config)[model]
+    checkpoint = None if fetched_checkpoint(entry) else entry.get("checkpoint")
     fetched = []
     if model in config["models"]:
         from snakemake.io import ancient

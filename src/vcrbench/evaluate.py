@@ -19,9 +19,10 @@ similarity class).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,7 +31,7 @@ import pandas as pd
 
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
-from vcrbench.errors import EvaluationError
+from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.vocab import (
     DATASET_DECISION,
@@ -42,6 +43,8 @@ from vcrbench.vocab import (
     METRIC_COLUMNS,
     PREDICTION_COLUMNS,
     PROPERTIES,
+    STATUS_OK,
+    STATUS_SHORT,
     ZERO_SHOT_METRIC_COLUMNS,
     ZERO_SHOT_PROPERTIES,
     decision_columns,
@@ -54,6 +57,11 @@ REPLICATES_FILE = "replicate_metrics.parquet"
 METRIC_RANGES = ("support", "full")
 #: Suffix of the vcr_metrics.csv columns integrated over the human reference's Δv support.
 SUPPORT_SUFFIX = "_support"
+#: What a property of a label space does whose samples fill no Δv bin to estimation.min_count
+#: (config: estimation.short_label_space): ``status`` - its metrics are left empty and its row
+#: says why (``status``, ``status_reason``), the job's other estimates go on; ``error`` - the
+#: job fails.
+SHORT_LABEL_SPACE = ("status", "error")
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +168,7 @@ def evaluate(
     scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
     progress: bool = False,
     zero_shot: Mapping | None = None,
+    short_label_space: str = "status",
 ) -> pd.DataFrame:
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
@@ -175,8 +184,20 @@ def evaluate(
     ``human_dv_lo_*``/``human_dv_hi_*``): ``HMRI_a_support``, ``MRSI_a_support``, …, with their
     intervals. The scenario labels are those of the [0, 1] metrics. A scenario label is reported where at least
     ``scenario_level`` of the bootstrap replicates agree with it (else ``"undetermined"``).
-    Returns the metrics table (one row per label space).
+
+    A property whose samples in a label space fill no Δv bin to ``min_count``
+    (:class:`~vcrbench.errors.ShortSampleError`): with ``short_label_space="status"`` its metrics
+    are left empty and the row gets ``status`` :data:`STATUS_SHORT` and a ``status_reason``
+    naming the property and the counts (the columns appear only where a row is short), the other
+    label spaces and properties are estimated as usual; with ``"error"`` an
+    :class:`~vcrbench.errors.EvaluationError` naming the label space. Nothing estimated at all is
+    an error either way. Returns the metrics table (one row per label space).
     """
+    if short_label_space not in SHORT_LABEL_SPACE:
+        raise EvaluationError(
+            f"estimation.short_label_space must be one of {', '.join(SHORT_LABEL_SPACE)}, "
+            f"not {short_label_space!r}"
+        )
     preds = read_predictions(prediction_paths)
     clean = read_prediction_file(clean_path)
     human = None
@@ -196,26 +217,68 @@ def evaluate(
             log.info("%s: no %s decisions; label space skipped", model, space)
             continue
         row = _counts_row(model, corruption, space, preds, obs)
+        short = _Short(f"{model} on {corruption}, label space {space!r}", short_label_space)
         for key, prop in PROPERTIES.items():
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
                 continue
-            est, values, frames = _property(setup, space, key, prop, obs[key])
-            estimates[(space, prop)] = est
-            row.update(values)
-            replicate_frames += frames
+            with short(prop):
+                est, values, frames = _property(setup, space, key, prop, obs[key])
+                estimates[(space, prop)] = est
+                row.update(values)
+                replicate_frames += frames
+            if short.failed(prop):
+                row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
         row.update({"human_reference": reference, "reference_how": reference_how})
         if zero_shot is not None and space == dataset_label_space:
-            replicate_frames += _zero_shot(
-                preds, clean, zero_shot, row, estimates, model, corruption, space, settings, seed,
-                progress,
-            )  # fmt: skip
+            with short("zero-shot properties"):
+                replicate_frames += _zero_shot(
+                    preds, clean, zero_shot, row, estimates, model, corruption, space, settings,
+                    seed, progress,
+                )  # fmt: skip
+        row.update(short.columns())
         metric_rows.append(row)
 
     if not metric_rows:
         raise EvaluationError(f"{model} on {corruption}: no label space could be evaluated")
+    if not estimates:
+        reasons = "; ".join(r["status_reason"] for r in metric_rows if "status_reason" in r)
+        raise EvaluationError(f"{model} on {corruption}: nothing could be estimated: {reasons}")
     meta = {"model": model, "corruption": corruption, "settings": dict(settings), "seed": seed}
     return _write(Path(out_dir), estimates, metric_rows, replicate_frames, meta)
+
+
+class _Short:
+    """The properties of one label space short of samples (:class:`ShortSampleError`), as
+    ``with short(prop): …`` blocks: under ``"status"`` the error is recorded (and logged) and the
+    block left, under ``"error"`` it becomes an :class:`EvaluationError` naming ``where``."""
+
+    def __init__(self, where: str, on_short: str) -> None:
+        self.where, self.on_short = where, on_short
+        self.reasons: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def __call__(self, prop: str) -> Iterator[None]:
+        try:
+            yield
+        except ShortSampleError as exc:
+            if self.on_short == "error":
+                raise EvaluationError(
+                    f"{self.where}, {prop}: {exc} (estimation.short_label_space: error; "
+                    "'status' leaves its metrics empty instead)"
+                ) from exc
+            log.warning("%s, %s: %s; its metrics are left empty", self.where, prop, exc)
+            self.reasons[prop] = f"{prop}: {exc}"
+
+    def failed(self, prop: str) -> bool:
+        return prop in self.reasons
+
+    def columns(self) -> dict:
+        """The row's ``status`` and ``status_reason``, only where a property was short (a table
+        without them is all :data:`STATUS_OK`)."""
+        if not self.reasons:
+            return {}
+        return {"status": STATUS_SHORT, "status_reason": "; ".join(self.reasons.values())}
 
 
 def _counts_row(model: str, corruption: str, space: str, preds: pd.DataFrame, obs) -> dict:
@@ -292,7 +355,7 @@ def _write(out_dir: Path, estimates, metric_rows, replicate_frames, meta) -> pd.
         tables=["bins", "curves"],
         metadata=meta,
     )
-    table = pd.DataFrame(metric_rows)
+    table = with_status(pd.DataFrame(metric_rows), only_if_short=True)
     table = table[[c for c in METRIC_COLUMNS + ZERO_SHOT_METRIC_COLUMNS if c in table.columns]]
     io.write_parquet(
         pd.concat(replicate_frames, ignore_index=True), out_dir / REPLICATES_FILE, meta
@@ -375,12 +438,31 @@ def _human_aware(key, prop, est, human, space, settings, scenario_level) -> dict
     return out, res["replicates"]
 
 
+def with_status(table: pd.DataFrame, *, only_if_short: bool = False) -> pd.DataFrame:
+    """``table`` with its ``status`` and ``status_reason`` filled in (:data:`STATUS_OK` and ""
+    where a row has none); with ``only_if_short``, a table without a short row is returned as
+    it is (the estimate folders of a job without one keep their columns)."""
+    if only_if_short and "status" not in table.columns:
+        return table
+    table = table.copy()
+    status = table["status"] if "status" in table.columns else pd.Series(None, index=table.index)
+    reason = (
+        table["status_reason"]
+        if "status_reason" in table.columns
+        else pd.Series(None, index=table.index)
+    )
+    table["status"] = status.where(status.notna(), STATUS_OK).astype(str)
+    table["status_reason"] = reason.where(reason.notna(), "").astype(str)
+    return table
+
+
 def collect_metrics(
     paths: Sequence[str | os.PathLike], out_path: str | os.PathLike
 ) -> pd.DataFrame:
-    """Concatenate per-(model, corruption) metrics into the metrics table (CSV)."""
+    """Concatenate per-(model, corruption) metrics into the metrics table (CSV); every row has a
+    ``status`` (:data:`STATUS_OK`, or :data:`STATUS_SHORT` with its ``status_reason``)."""
     frames = [io.read_parquet(p) for p in paths]
-    table = pd.concat(frames, ignore_index=True)
+    table = with_status(pd.concat(frames, ignore_index=True))
     for col in METRIC_COLUMNS:
         if col not in table.columns:
             table[col] = np.nan

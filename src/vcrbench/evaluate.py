@@ -19,10 +19,9 @@ similarity class).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,7 +30,12 @@ import pandas as pd
 
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
-from vcrbench.errors import EvaluationError, ShortSampleError
+from vcrbench.errors import EvaluationError
+from vcrbench.estimation.status import (
+    ShortProperties,
+    check_short_label_space,
+    with_status,
+)
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.vocab import (
     DATASET_DECISION,
@@ -43,8 +47,6 @@ from vcrbench.vocab import (
     METRIC_COLUMNS,
     PREDICTION_COLUMNS,
     PROPERTIES,
-    STATUS_OK,
-    STATUS_SHORT,
     ZERO_SHOT_METRIC_COLUMNS,
     ZERO_SHOT_PROPERTIES,
     decision_columns,
@@ -57,11 +59,6 @@ REPLICATES_FILE = "replicate_metrics.parquet"
 METRIC_RANGES = ("support", "full")
 #: Suffix of the vcr_metrics.csv columns integrated over the human reference's Δv support.
 SUPPORT_SUFFIX = "_support"
-#: What a property of a label space does whose samples fill no Δv bin to estimation.min_count
-#: (config: estimation.short_label_space): ``status`` - its metrics are left empty and its row
-#: says why (``status``, ``status_reason``), the job's other estimates go on; ``error`` - the
-#: job fails.
-SHORT_LABEL_SPACE = ("status", "error")
 
 log = logging.getLogger(__name__)
 
@@ -187,17 +184,13 @@ def evaluate(
 
     A property whose samples in a label space fill no Δv bin to ``min_count``
     (:class:`~vcrbench.errors.ShortSampleError`): with ``short_label_space="status"`` its metrics
-    are left empty and the row gets ``status`` :data:`STATUS_SHORT` and a ``status_reason``
+    are left empty and the row gets ``status`` (``vocab.STATUS_SHORT``) and a ``status_reason``
     naming the property and the counts (the columns appear only where a row is short), the other
     label spaces and properties are estimated as usual; with ``"error"`` an
     :class:`~vcrbench.errors.EvaluationError` naming the label space. Nothing estimated at all is
     an error either way. Returns the metrics table (one row per label space).
     """
-    if short_label_space not in SHORT_LABEL_SPACE:
-        raise EvaluationError(
-            f"estimation.short_label_space must be one of {', '.join(SHORT_LABEL_SPACE)}, "
-            f"not {short_label_space!r}"
-        )
+    check_short_label_space(short_label_space)
     preds = read_predictions(prediction_paths)
     clean = read_prediction_file(clean_path)
     human = None
@@ -217,7 +210,9 @@ def evaluate(
             log.info("%s: no %s decisions; label space skipped", model, space)
             continue
         row = _counts_row(model, corruption, space, preds, obs)
-        short = _Short(f"{model} on {corruption}, label space {space!r}", short_label_space)
+        short = ShortProperties(
+            f"{model} on {corruption}, label space {space!r}", short_label_space
+        )
         for key, prop in PROPERTIES.items():
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
@@ -246,39 +241,6 @@ def evaluate(
         raise EvaluationError(f"{model} on {corruption}: nothing could be estimated: {reasons}")
     meta = {"model": model, "corruption": corruption, "settings": dict(settings), "seed": seed}
     return _write(Path(out_dir), estimates, metric_rows, replicate_frames, meta)
-
-
-class _Short:
-    """The properties of one label space short of samples (:class:`ShortSampleError`), as
-    ``with short(prop): …`` blocks: under ``"status"`` the error is recorded (and logged) and the
-    block left, under ``"error"`` it becomes an :class:`EvaluationError` naming ``where``."""
-
-    def __init__(self, where: str, on_short: str) -> None:
-        self.where, self.on_short = where, on_short
-        self.reasons: dict[str, str] = {}
-
-    @contextlib.contextmanager
-    def __call__(self, prop: str) -> Iterator[None]:
-        try:
-            yield
-        except ShortSampleError as exc:
-            if self.on_short == "error":
-                raise EvaluationError(
-                    f"{self.where}, {prop}: {exc} (estimation.short_label_space: error; "
-                    "'status' leaves its metrics empty instead)"
-                ) from exc
-            log.warning("%s, %s: %s; its metrics are left empty", self.where, prop, exc)
-            self.reasons[prop] = f"{prop}: {exc}"
-
-    def failed(self, prop: str) -> bool:
-        return prop in self.reasons
-
-    def columns(self) -> dict:
-        """The row's ``status`` and ``status_reason``, only where a property was short (a table
-        without them is all :data:`STATUS_OK`)."""
-        if not self.reasons:
-            return {}
-        return {"status": STATUS_SHORT, "status_reason": "; ".join(self.reasons.values())}
 
 
 def _counts_row(model: str, corruption: str, space: str, preds: pd.DataFrame, obs) -> dict:
@@ -436,24 +398,6 @@ def _human_aware(key, prop, est, human, space, settings, scenario_level) -> dict
     out[f"A_h_{key}"] = res["A_h"]
     out[f"human_dv_lo_{key}"], out[f"human_dv_hi_{key}"] = support
     return out, res["replicates"]
-
-
-def with_status(table: pd.DataFrame, *, only_if_short: bool = False) -> pd.DataFrame:
-    """``table`` with its ``status`` and ``status_reason`` filled in (:data:`STATUS_OK` and ""
-    where a row has none); with ``only_if_short``, a table without a short row is returned as
-    it is (the estimate folders of a job without one keep their columns)."""
-    if only_if_short and "status" not in table.columns:
-        return table
-    table = table.copy()
-    status = table["status"] if "status" in table.columns else pd.Series(None, index=table.index)
-    reason = (
-        table["status_reason"]
-        if "status_reason" in table.columns
-        else pd.Series(None, index=table.index)
-    )
-    table["status"] = status.where(status.notna(), STATUS_OK).astype(str)
-    table["status_reason"] = reason.where(reason.notna(), "").astype(str)
-    return table
 
 
 def collect_metrics(

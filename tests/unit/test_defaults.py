@@ -281,7 +281,7 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.sampling_stratified:MODE": "the name of its sampling mode, not sampling.mode's default",
     "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
     "vcrbench.estimation.estimate:SMALL_SAMPLE": "the values estimation.small_sample may take",
-    "vcrbench.evaluate:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
+    "vcrbench.estimation.status:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
     "vcrbench.vocab:DATASET_LABEL_SPACE": "the config's word for the dataset's own label space",
 }
 

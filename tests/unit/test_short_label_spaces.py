@@ -12,6 +12,7 @@ import pytest
 
 from vcrbench import estimation, evaluate, io, schema
 from vcrbench.errors import EvaluationError, ShortSampleError
+from vcrbench.estimation.status import SHORT_LABEL_SPACE
 from vcrbench.figures.bars import hmri_mrsi_figure
 from vcrbench.figures.curves import curves_figure
 from vcrbench.figures.style import Style
@@ -141,7 +142,7 @@ def test_nothing_estimated_is_an_error(tmp_path):
 
 def test_the_switch_is_in_the_schema_and_left_out_of_params_at_its_default():
     node = schema.schema()["properties"]["estimation"]["properties"]["short_label_space"]
-    assert tuple(node["enum"]) == evaluate.SHORT_LABEL_SPACE
+    assert tuple(node["enum"]) == SHORT_LABEL_SPACE
     config = {"estimation": {"bins": 40, "short_label_space": "status", "min_count": 3}}
     assert plan_config.params_section(config, "estimation") == {"bins": 40, "min_count": 3}
     config["estimation"]["short_label_space"] = "error"

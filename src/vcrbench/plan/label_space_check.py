@@ -48,6 +48,9 @@ SPREAD_MODES = ("dv-uniform", "dv-stratified")
 EXACT_MODES = ("parameter-uniform", "dv-uniform")
 #: Below this share of its bins expected to hold min_count, a label space is warned about.
 PARTIAL_SHARE = 0.5
+#: The largest set the search for a fitting ``sampling.n_samples`` counts exactly (beyond it:
+#: the label space's share of the set).
+EXACT_SEARCH_MAX = 1_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,12 +196,15 @@ def count_label_spaces(config: Mapping, labels: np.ndarray) -> list[SpaceCount]:
     out = []
     for space in resolve_label_spaces(est["label_spaces"], dataset_space):
         member = members(labels, space, dataset_space)
+        # one count per set size for all corruptions (the fixes' search asks again and again)
+        count_at = functools.lru_cache(maxsize=256)(
+            functools.partial(_count_at, member, seed, mode)
+        )
         for corruption in cfg.corruption_names(config):
             n_total = cfg.n_samples(config, corruption)
-            n, exact = samples_in(member, n_total, seed, mode)
+            n, exact = count_at(n_total), mode in EXACT_MODES
             bins = reach_bins(config, corruption, n_bins) if mode in SPREAD_MODES else None
             usable = None if bins is None else expected_usable_bins(n, bins, min_count)
-            count_at = functools.partial(_count_at, member, seed, mode)
             out.append(
                 SpaceCount(
                     corruption, space, mode, n, n_total, exact, bins, usable, min_count, count_at
@@ -226,10 +232,10 @@ def _fitting_n_samples(c: SpaceCount) -> int | None:
     """About the smallest set size (to 1 %) at which ``c`` fits, or None (no sample)."""
     if c.n <= 0:
         return None
-    count_at = c.count_at or (lambda total: c.n * total / c.n_total)
 
     def fits(total: int) -> bool:
-        n = count_at(total)
+        exact = c.count_at is not None and total <= EXACT_SEARCH_MAX
+        n = c.count_at(total) if exact else c.n * total / c.n_total
         return dataclasses.replace(c, n=n, usable=_usable(c, n, c.min_count)).fits
 
     lo, hi = c.n_total, c.n_total

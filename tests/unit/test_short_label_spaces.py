@@ -15,6 +15,7 @@ from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.estimation.status import SHORT_LABEL_SPACE
 from vcrbench.figures.bars import hmri_mrsi_figure
 from vcrbench.figures.curves import curves_figure
+from vcrbench.figures.scatter import imagenet_c_scatter_figure
 from vcrbench.figures.style import Style
 from vcrbench.plan import config as plan_config
 from vcrbench.tables import paper
@@ -199,3 +200,19 @@ def test_figures_of_a_short_label_space_say_so():
         assert "no model curve $s_a$ in this label space: too few samples for a curve" in texts
         texts = figure_checks.drawn_texts(fig)
         assert not figure_checks.overlapping_pairs(figure_checks.text_bboxes(fig, texts))
+
+
+def test_the_imagenet_c_scatter_of_a_short_label_space_says_so():
+    """R̂_a of the 16 classes empty for every model: the panel says why instead of failing."""
+    metrics = _metrics_with_short_row()
+    inc = pd.DataFrame(
+        {"model": ["m1", "m2"], "corruption": "gaussian_noise", "label_space": "geirhos16",
+         "severity": "mean", "accuracy": [0.4, 0.6]}
+    )  # fmt: skip
+    style = Style()
+    with style.context():
+        fig = imagenet_c_scatter_figure(
+            inc, metrics, "gaussian_noise", {}, style, label_space="geirhos16"
+        )
+        texts = " ".join(t.get_text() for t in figure_checks.drawn_texts(fig))
+    assert "too few samples for a curve" in texts

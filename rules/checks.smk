@@ -6,10 +6,10 @@ import os
 import sys
 
 from vcrbench import io
-from vcrbench.errors import DatasetError, ModelConfigError
+from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
 from vcrbench.plan import cluster as vcluster
-from vcrbench.plan import console, dataset_check, runlock
+from vcrbench.plan import console, dataset_check, label_space_check, runlock
 
 RUN = {}  # this run, once `onstart` has taken the folder
 # A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
@@ -23,8 +23,8 @@ onstart:
     os.environ.update(vcluster.job_environment(PLAN.config))
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
-    try:  # both checks, each named even when the other fails
-        _, checked = dataset_check.run_all(
+    try:  # every check, each named even when another fails
+        _, checked, warnings = dataset_check.run_all(
             lambda: dataset_check.check_planned(
                 workflow.dag.needrun_jobs(),
                 PLAN.section("dataset"),
@@ -36,8 +36,11 @@ onstart:
                 vplan.checks.model_check_entries(PLAN.config),
                 paths.CHECK_MODELS,
             ),
+            lambda: label_space_check.check_planned(
+                workflow.dag.needrun_jobs(), PLAN.config, dataset_check.NO_JOB
+            ),
         )
-    except (DatasetError, ModelConfigError):
+    except (DatasetError, ModelConfigError, ConfigError):
         runlock.release(RUN.get("run"))
         raise
     if checked:
@@ -45,6 +48,8 @@ onstart:
             f"vcrbench: model entries checked: {', '.join(checked)}",
             file=sys.stderr,
         )
+    for warning in warnings or ():
+        print(f"vcrbench: warning: {warning}", file=sys.stderr)
 
 
 onsuccess:
@@ -64,6 +69,10 @@ onerror:
 # library). Each entry is checked
 # once, as it is: results/checks/models.json records the checked entries, so adding a model checks
 # that model, and, being no job's output, reruns nothing else.
+# The label spaces, when curves are to be estimated: the samples of each corruption's set that
+# fall in each label space, counted from the dataset's listing and the seed, against
+# estimation.min_count; a label space that cannot fit a curve refuses the run, one that fits on
+# part of the dv range only is warned about once (vcrbench.plan.label_space_check).
 
 
 rule check_images:

@@ -158,6 +158,22 @@ class EvaluationError(ValueError):
     """Predictions that cannot be evaluated (the message names the file or label space)."""
 
 
+class ShortSampleError(ValueError):
+    """Samples too few for Alg. 1's bins: no Δv bin holds ``min_count`` of them (``largest``:
+    the most any bin holds, of ``n_samples``). The message names the setting to change."""
+
+    def __init__(self, min_count: int, largest: int, n_samples: int) -> None:
+        self.min_count, self.largest, self.n_samples = int(min_count), int(largest), int(n_samples)
+        super().__init__(
+            f"no Δv bin holds at least min_count={self.min_count} samples (largest bin: "
+            f"{self.largest} of {self.n_samples} samples); lower estimation.min_count or add "
+            "samples"
+        )
+
+    def __reduce__(self):
+        return ShortSampleError, (self.min_count, self.largest, self.n_samples)
+
+
 class TableError(ValueError):
     """Inputs a table cannot be built from (the message names the table and the input)."""
 

@@ -31,6 +31,11 @@ import pandas as pd
 from vcrbench import estimation, io, metrics, seeding, zeroshot
 from vcrbench.differences import replicate_rows
 from vcrbench.errors import EvaluationError
+from vcrbench.estimation.status import (
+    ShortProperties,
+    check_short_label_space,
+    with_status,
+)
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.vocab import (
     DATASET_DECISION,
@@ -160,6 +165,7 @@ def evaluate(
     scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
     progress: bool = False,
     zero_shot: Mapping | None = None,
+    short_label_space: str = "status",
 ) -> pd.DataFrame:
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
@@ -175,8 +181,16 @@ def evaluate(
     ``human_dv_lo_*``/``human_dv_hi_*``): ``HMRI_a_support``, ``MRSI_a_support``, …, with their
     intervals. The scenario labels are those of the [0, 1] metrics. A scenario label is reported where at least
     ``scenario_level`` of the bootstrap replicates agree with it (else ``"undetermined"``).
-    Returns the metrics table (one row per label space).
+
+    A property whose samples in a label space fill no Δv bin to ``min_count``
+    (:class:`~vcrbench.errors.ShortSampleError`): with ``short_label_space="status"`` its metrics
+    are left empty and the row gets ``status`` (``vocab.STATUS_SHORT``) and a ``status_reason``
+    naming the property and the counts (the columns appear only where a row is short), the other
+    label spaces and properties are estimated as usual; with ``"error"`` an
+    :class:`~vcrbench.errors.EvaluationError` naming the label space. Nothing estimated at all is
+    an error either way. Returns the metrics table (one row per label space).
     """
+    check_short_label_space(short_label_space)
     preds = read_predictions(prediction_paths)
     clean = read_prediction_file(clean_path)
     human = None
@@ -196,24 +210,35 @@ def evaluate(
             log.info("%s: no %s decisions; label space skipped", model, space)
             continue
         row = _counts_row(model, corruption, space, preds, obs)
+        short = ShortProperties(
+            f"{model} on {corruption}, label space {space!r}", short_label_space
+        )
         for key, prop in PROPERTIES.items():
             if key not in obs:
                 row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
                 continue
-            est, values, frames = _property(setup, space, key, prop, obs[key])
-            estimates[(space, prop)] = est
-            row.update(values)
-            replicate_frames += frames
+            with short(prop):
+                est, values, frames = _property(setup, space, key, prop, obs[key])
+                estimates[(space, prop)] = est
+                row.update(values)
+                replicate_frames += frames
+            if short.failed(prop):
+                row.update({f"R_{key}": np.nan, f"R_{key}_lo": np.nan, f"R_{key}_hi": np.nan})
         row.update({"human_reference": reference, "reference_how": reference_how})
         if zero_shot is not None and space == dataset_label_space:
-            replicate_frames += _zero_shot(
-                preds, clean, zero_shot, row, estimates, model, corruption, space, settings, seed,
-                progress,
-            )  # fmt: skip
+            with short("zero-shot properties"):
+                replicate_frames += _zero_shot(
+                    preds, clean, zero_shot, row, estimates, model, corruption, space, settings,
+                    seed, progress,
+                )  # fmt: skip
+        row.update(short.columns())
         metric_rows.append(row)
 
     if not metric_rows:
         raise EvaluationError(f"{model} on {corruption}: no label space could be evaluated")
+    if not estimates:
+        reasons = "; ".join(r["status_reason"] for r in metric_rows if "status_reason" in r)
+        raise EvaluationError(f"{model} on {corruption}: nothing could be estimated: {reasons}")
     meta = {"model": model, "corruption": corruption, "settings": dict(settings), "seed": seed}
     return _write(Path(out_dir), estimates, metric_rows, replicate_frames, meta)
 
@@ -292,7 +317,7 @@ def _write(out_dir: Path, estimates, metric_rows, replicate_frames, meta) -> pd.
         tables=["bins", "curves"],
         metadata=meta,
     )
-    table = pd.DataFrame(metric_rows)
+    table = with_status(pd.DataFrame(metric_rows), only_if_short=True)
     table = table[[c for c in METRIC_COLUMNS + ZERO_SHOT_METRIC_COLUMNS if c in table.columns]]
     io.write_parquet(
         pd.concat(replicate_frames, ignore_index=True), out_dir / REPLICATES_FILE, meta
@@ -378,9 +403,10 @@ def _human_aware(key, prop, est, human, space, settings, scenario_level) -> dict
 def collect_metrics(
     paths: Sequence[str | os.PathLike], out_path: str | os.PathLike
 ) -> pd.DataFrame:
-    """Concatenate per-(model, corruption) metrics into the metrics table (CSV)."""
+    """Concatenate per-(model, corruption) metrics into the metrics table (CSV); every row has a
+    ``status`` (:data:`STATUS_OK`, or :data:`STATUS_SHORT` with its ``status_reason``)."""
     frames = [io.read_parquet(p) for p in paths]
-    table = pd.concat(frames, ignore_index=True)
+    table = with_status(pd.concat(frames, ignore_index=True))
     for col in METRIC_COLUMNS:
         if col not in table.columns:
             table[col] = np.nan

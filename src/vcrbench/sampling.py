@@ -49,7 +49,6 @@ Modes.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -58,7 +57,7 @@ import pandas as pd
 from vcrbench import measure, schema
 from vcrbench.corruptions import Corruption
 from vcrbench.sampling_dvuniform import dv_uniform_params
-from vcrbench.seeding import derive_seed, rng
+from vcrbench.seeding import derive_seed, image_sequence, rng
 from vcrbench.vocab import param_column
 
 log = logging.getLogger(__name__)
@@ -70,16 +69,6 @@ DV_UNIFORM_DEFAULTS = schema.definition_defaults("dv_uniform_options")
 
 
 # --------------------------------------------------------------------------- the manifest
-
-
-def image_sequence(clean_set, n: int, seed: int) -> np.ndarray:
-    """Row positions of the clean set for samples 0..n−1 (concatenated random permutations)."""
-    m = len(clean_set)
-    if m == 0:
-        raise ValueError("the clean set holds no images")
-    gen = rng(seed, "manifest", "images")
-    reps = math.ceil(n / m)
-    return np.concatenate([gen.permutation(m) for _ in range(reps)])[:n]
 
 
 def sample_seeds(seed: int, corruption: str, ids) -> np.ndarray:

@@ -8,6 +8,7 @@ using Python's salted ``hash``), so stages never share or depend on global rando
 from __future__ import annotations
 
 import hashlib
+import math
 
 import numpy as np
 
@@ -25,3 +26,15 @@ def derive_seed(seed: int, *names: object) -> int:
 def rng(seed: int, *names: object) -> np.random.Generator:
     """A numpy Generator (PCG64) seeded by :func:`derive_seed`."""
     return np.random.Generator(np.random.PCG64(derive_seed(seed, *names)))
+
+
+def image_sequence(clean_set, n: int, seed: int) -> np.ndarray:
+    """Row positions of the clean set (anything with a length) for samples 0..n−1 of a test set
+    (concatenated random permutations; :mod:`vcrbench.sampling`). It depends on the seed and the
+    clean set's size only, so the plan can count a set's images before it is drawn."""
+    m = len(clean_set)
+    if m == 0:
+        raise ValueError("the clean set holds no images")
+    gen = rng(seed, "manifest", "images")
+    reps = math.ceil(n / m)
+    return np.concatenate([gen.permutation(m) for _ in range(reps)])[:n]

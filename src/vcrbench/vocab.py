@@ -199,6 +199,9 @@ PREDICTION_COLUMNS = (
     "label16",
 )
 #: Columns of ``metrics.parquet`` and ``results/tables/vcr_metrics.csv``, in order.
+#: ``status`` of a metrics row all of whose properties were estimated, and of one with a
+#: property whose samples fill no Δv bin to estimation.min_count (vcrbench.evaluate).
+STATUS_OK, STATUS_SHORT = "ok", "too few samples"
 METRIC_COLUMNS = [
     "model",
     "corruption",
@@ -249,6 +252,9 @@ METRIC_COLUMNS = [
     "n_samples",
     "n_images",
     "n_labelled",
+    # "ok", or "too few samples" with the property and the counts (vcrbench.evaluate)
+    "status",
+    "status_reason",
 ]
 
 # --------------------------------------------------------------------------- more tables

@@ -58,6 +58,15 @@ def test_the_gpu_is_not_in_the_workflow_profile_any_more():
     assert "gpu=1" in profile["resources"]  # one GPU per group job, not a job's request
 
 
+def test_the_workflow_profile_keeps_independent_jobs_going():
+    """A failed job stops only what depends on it, locally as on a cluster (issue 39): the
+    workflow profile, applied to every run, says keep-going (the end-to-end check is
+    tests/workflow/test_label_spaces_workflow.py)."""
+    profile = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
+    assert profile["keep-going"] is True
+    assert profile["show-failed-logs"] is True  # the failed job's one line and its log stay
+
+
 def test_growth_stops_at_the_partitions_limits():
     cfg = config(limits={"max_runtime": 60, "max_mem_mb": 5000})
     res = plan.Plan(cfg).resources("generate_shard")

@@ -106,6 +106,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.evaluate:evaluate": {
         "label_spaces": "estimation.label_spaces",
         "scenario_level": "humans.scenario_level",
+        "short_label_space": "estimation.short_label_space",
     },
     "vcrbench.evaluate:imagenet_c_accuracy": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.figures.style:Style.__init__": {
@@ -280,6 +281,7 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.sampling_stratified:MODE": "the name of its sampling mode, not sampling.mode's default",
     "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
     "vcrbench.estimation.estimate:SMALL_SAMPLE": "the values estimation.small_sample may take",
+    "vcrbench.estimation.status:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
     "vcrbench.vocab:DATASET_LABEL_SPACE": "the config's word for the dataset's own label space",
 }
 

@@ -9,6 +9,9 @@ with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     ref = p.reference
+    # At its default the plan leaves estimation.short_label_space out of the params
+    # (vcrbench.plan.config.PARAMS_WHEN_SET): the library's default is the schema's.
+    short = {k: p.settings[k] for k in ("short_label_space",) if k in p.settings}
     evaluate.evaluate(
         list(snakemake.input.predictions),
         snakemake.input.clean,
@@ -24,4 +27,5 @@ with job.run(snakemake):
         reference_dir=ref["dir"],
         scenario_level=p.scenario_level,
         zero_shot=p.zero_shot,
+        **short,
     )

@@ -26,6 +26,7 @@ from scipy.linalg import get_lapack_funcs, solve_triangular
 from scipy.optimize import nnls
 
 from vcrbench.bins import as_dv, bin_index
+from vcrbench.errors import ShortSampleError
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums, bins_frame
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID, fit_quantile, select_lambda_sic
@@ -453,13 +454,11 @@ def _checked_anchors(anchor0, anchor1) -> tuple[float, float | None]:
 
 
 def _bins_with_data(count, corr, sum_dv, n_bins: int, min_count: int, n_samples: int):
-    """The bins table (:func:`bins_frame`); an error where no bin holds ``min_count`` samples."""
+    """The bins table (:func:`bins_frame`); :class:`ShortSampleError` where no bin holds
+    ``min_count`` samples."""
     table = bins_frame(count, corr, sum_dv, n_bins, min_count)
     if not table["used"].to_numpy().any():
-        raise ValueError(
-            f"no Δv bin holds at least min_count={min_count} samples (largest bin: "
-            f"{int(count.max())} of {n_samples} samples); lower estimation.min_count or add samples"
-        )
+        raise ShortSampleError(min_count, int(count.max()), n_samples)
     return table
 
 

@@ -26,7 +26,7 @@ from vcrbench.figures.style import (
     new_figure,
 )
 from vcrbench.tables import display_corruption as corruption_title
-from vcrbench.vocab import HUMAN_LABEL_SPACE
+from vcrbench.vocab import HUMAN_LABEL_SPACE, PROPERTIES
 
 PROPERTY_NAMES = {"a": "accuracy", "p": "prediction consistency"}
 METRIC_AXIS = {"HMRI": "1 = human level", "MRSI": "0 = never better"}
@@ -179,9 +179,32 @@ def _shown_properties(rows: pd.DataFrame, reference: str | None) -> tuple[list[s
     """The properties (``a``, ``p``) with any HMRI/MRSI value to show, and the notes on those
     left out (or on the missing human reference)."""
     keys = [k for k in ("a", "p") if rows[[f"HMRI_{k}", f"MRSI_{k}"]].notna().any().any()]
+    short = _short_properties(rows)
     if reference is None or not keys:
+        if reference is not None and short:
+            return [], [_short_note(k) for k in ("a", "p") if k in short]
         return [], [_empty_note(reference, "a" if reference is None else "")]
-    return keys, [_empty_note(reference, k) for k in ("a", "p") if k not in keys]
+    return keys, [
+        _short_note(k) if k in short else _empty_note(reference, k)
+        for k in ("a", "p")
+        if k not in keys
+    ]
+
+
+def _short_properties(rows: pd.DataFrame) -> set[str]:
+    """The properties (``a``, ``p``) that some row could not estimate for too few samples (its
+    ``status_reason`` names them: vcrbench.evaluate)."""
+    if "status_reason" not in rows:
+        return set()
+    reasons = " ".join(rows["status_reason"].dropna().astype(str))
+    return {k for k, name in PROPERTIES.items() if f"{name}:" in reasons}
+
+
+def _short_note(key: str) -> str:
+    return (
+        f"HMRI$_{key}$ and MRSI$_{key}$ are not shown: the 16 classes hold too few samples for "
+        f"the {PROPERTY_NAMES[key]} curve (vcr_metrics.csv, status_reason)."
+    )
 
 
 def _legend(main, fam_colors: Mapping[str, str], keys: list[str], panels, style: Style) -> None:

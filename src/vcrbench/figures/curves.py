@@ -18,6 +18,12 @@ from vcrbench.tables import display_corruption as corruption_title
 from vcrbench.vocab import PROPERTIES
 
 LINESTYLES = ("-", "--", "-.", ":")
+#: A panel without any model's curve: the label space had too few samples for one (its rows in
+#: vcr_metrics.csv say so in ``status``) or no labelled sample.
+NO_CURVE_NOTE = (
+    "no model curve $s_{key}$ in this label space: too few samples for a curve (vcr_metrics.csv, "
+    "status) or none labelled"
+)
 Y_LABEL = {
     "a": "accuracy $s_a(\\Delta_v)$  (fraction correct)",
     "p": "consistency $s_p(\\Delta_v)$  (fraction unchanged)",
@@ -105,6 +111,18 @@ def _draw_panel(
         cur = sub[sub["model"] == model].sort_values("v")
         if not cur.empty:
             _draw_model(ax, cur, colors[model], styles[model], style)
+    if models and sub.empty:
+        # a label space whose samples fill no Δv bin to estimation.min_count (or none labelled)
+        ax.text(
+            0.5,
+            0.5,
+            layout.wrap([NO_CURVE_NOTE.format(key=key)], panel_w * 0.9, style.font_size - 1),
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=style.font_size - 1,
+            color="#555555",
+        )
     if hum is not None and not hum.empty:
         return _draw_human(ax, hum.sort_values("v"), human_color, style)
     if any_human:

@@ -70,11 +70,16 @@ def imagenet_c_scatter_figure(
         title = "accuracy" if key == "a" else "consistency"
         ax.set_title(f"$\\hat{{R}}_{key}$ ({title}){_rho_text(x, y)}", loc="left")
         _limits(ax, x, np.concatenate([y, lo[ok], hi[ok]]), label_room=0.2 if stacked else 0.35)
+        empty = None
         if len(data) == 0:
+            empty = "no models with both results"
+        elif not np.isfinite(y).any():
+            empty = f"no $\\hat{{R}}_{key}$: too few samples for a curve\n(vcr_metrics.csv, status)"
+        if empty:
             ax.text(
                 0.5,
                 0.5,
-                "no models with both results",
+                empty,
                 transform=ax.transAxes,
                 ha="center",
                 va="center",
@@ -98,11 +103,13 @@ def imagenet_c_scatter_figure(
         )
     # labels after the layout is settled (they are kept out of it)
     for ax, key in zip(axes, ("a", "p"), strict=True):
+        y = data[f"R_{key}"].to_numpy(float)
+        shown = np.isfinite(x) & np.isfinite(y)  # a label space short of samples has no R̂
         layout.label_points(
             ax,
-            x,
-            data[f"R_{key}"].to_numpy(float),
-            list(data["model"]),
+            x[shown],
+            y[shown],
+            [m for m, s in zip(data["model"], shown, strict=True) if s],
             fontsize=style.font_size - 1.5,
             color="#333333",
         )
@@ -125,7 +132,7 @@ def _limits(ax, x: np.ndarray, y: np.ndarray, label_room: float = 0.35) -> None:
     of the rightmost point, so that its label fits beside it."""
     x = x[np.isfinite(x)]
     y = y[np.isfinite(y)]
-    if len(x) == 0:
+    if len(x) == 0 or len(y) == 0:
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         return

@@ -17,6 +17,27 @@ from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
 from vcrbench.vocab import DEFAULT_DOMAIN_SET, resolve_label_space, shard_id
 
+#: Keys added to a config block after runs had written results, whose default leaves every
+#: output as it was: a rule's params (:func:`params_section`) carry one only when the config sets
+#: it to something else, so that adding the key reruns nothing and changes no config hash.
+#: Block -> keys.
+PARAMS_WHEN_SET = {"estimation": ("short_label_space",)}
+
+
+def params_section(config: Mapping, name: str) -> dict:
+    """Config block ``name`` as rules take it as params: keys sorted (:func:`canonical`), and
+    the keys of :data:`PARAMS_WHEN_SET` left out where they hold the schema's default."""
+    block = dict(config[name])
+    quiet = PARAMS_WHEN_SET.get(name, ())
+    if quiet:
+        from vcrbench import schema
+
+        defaults = schema.defaults(name)
+        for key in quiet:
+            if key in block and block[key] == defaults.get(key):
+                del block[key]
+    return canonical(block)
+
 
 def canonical(obj):
     """``obj`` with every mapping's keys sorted (recursively).

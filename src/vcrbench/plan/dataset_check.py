@@ -20,12 +20,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from vcrbench import datasets, imagefiles, io
-from vcrbench.errors import DatasetError, ModelConfigError
+from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.plan.config import canonical
 
 
-def _listing(ds: Mapping, problems: list) -> list[str]:
-    """The image files the dataset's config entry selects (its listing's defects to ``problems``)."""
+def listing(ds: Mapping, problems: list):
+    """The images the dataset's config entry selects, in the clean set's order (``image_id``,
+    ``path``, ``label``; the listing's defects to ``problems``)."""
     records = datasets.load_dataset(
         ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"], split=ds["split"],
         problems=problems,
@@ -33,7 +34,12 @@ def _listing(ds: Mapping, problems: list) -> list[str]:
     records = datasets.select_images(records, ds["include"], ds["exclude"])
     if ds["limit"] is not None:
         records = records.iloc[: ds["limit"]]
-    return records["path"].tolist()
+    return records
+
+
+def _listing(ds: Mapping, problems: list) -> list[str]:
+    """The image files the dataset's config entry selects (its listing's defects to ``problems``)."""
+    return listing(ds, problems)["path"].tolist()
 
 
 def _fingerprint(ds: Mapping, files: Iterable[str]) -> str:
@@ -94,12 +100,13 @@ NO_JOB = " No job was started."
 def run_all(*checks):
     """Run every check of the run's start (callables), each even when one before it failed, and
     return their results; a failed check raises its error, several a :class:`DatasetError`
-    naming each failure, one a paragraph, so one run names the dataset's and the models'."""
+    naming each failure, one a paragraph, so one run names the dataset's, the models' and the
+    label spaces' problems."""
     results, failures = [], []
     for check in checks:
         try:
             results.append(check())
-        except (DatasetError, ModelConfigError) as exc:
+        except (DatasetError, ModelConfigError, ConfigError) as exc:
             results.append(None)
             failures.append(exc)
     if len(failures) == 1:

@@ -97,8 +97,9 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
         return value
 
     def section(self, name: str) -> dict:
-        """A config block with its keys sorted (a rule's params: reordered keys rerun nothing)."""
-        return canonical(self.config[name])
+        """A config block with its keys sorted (a rule's params: reordered keys rerun nothing),
+        without the keys that rules carry only when set (:func:`vcrbench.plan.config.params_section`)."""
+        return cfg.params_section(self.config, name)
 
     @staticmethod
     def version(stage: str) -> int:

@@ -41,7 +41,7 @@ VERSIONS: dict[str, int] = {
     "screening_table": 1,
     # estimation
     "estimate_curves": 1,
-    "collect_metrics": 1,
+    "collect_metrics": 2,
     "model_differences": 1,
     "model_error_consistency": 1,
     "zero_shot_tables": 1,

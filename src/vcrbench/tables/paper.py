@@ -22,7 +22,13 @@ from vcrbench.tables.format import (
     fmt,
 )
 from vcrbench.tables.spaces import merge_spaces, space_column
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, METRICS, PAIRED_VCR_SETS
+from vcrbench.vocab import (
+    HUMAN_LABEL_SPACE,
+    IMAGENET1K,
+    METRICS,
+    PAIRED_VCR_SETS,
+    STATUS_OK,
+)
 
 # --------------------------------------------------------------------------- Table 2
 
@@ -127,6 +133,9 @@ def metrics_table(metrics: pd.DataFrame, digits: int = 3) -> Table:
     keep += [
         c for c in ("human_reference", "reference_how", "clean_accuracy", "n_samples") if c in df
     ]
+    short = _short_rows(df)
+    if short.any():  # the status columns only where a label space was short of samples
+        keep += ["status", "status_reason"]
     data = _round(df[keep], digits)
     display = pd.DataFrame(
         {
@@ -144,7 +153,27 @@ def metrics_table(metrics: pd.DataFrame, digits: int = 3) -> Table:
         "or consistency (p) curve over Δv; HMRI/MRSI against the human reference (16-class "
         "labels only)."
     )
+    if short.any():
+        display["Status"] = [
+            str(r) if bad else "ok" for r, bad in zip(df["status_reason"], short, strict=True)
+        ]
+        caption += SHORT_NOTE
     return Table(data, display, caption, "tab:vcr-metrics")
+
+
+#: What a table's caption adds where some label space was short of samples.
+SHORT_NOTE = (
+    " Too few samples for a curve (status): a property whose samples fill no Δv bin to "
+    "estimation.min_count has no metrics (—)."
+)
+
+
+def _short_rows(df: pd.DataFrame) -> pd.Series:
+    """Which rows of a metrics table have a label space short of samples (status not ok)."""
+    if "status" not in df:
+        return pd.Series(False, index=df.index)
+    status = df["status"]
+    return status.notna() & (status.astype(str) != STATUS_OK)
 
 
 def _reference_cells(df: pd.DataFrame) -> list[str]:
@@ -211,6 +240,18 @@ def leaderboard(
     if same is not None:
         display["≈ next"] = ["≈" if v is True else ("" if v is False else MISSING) for v in same]
     caption = _leaderboard_caption(corruption, key, label_space, human, same is not None)
+    short = metrics[(metrics["corruption"] == corruption)]
+    short = short[_short_rows(short)]
+    if not short.empty:
+        caption += (
+            SHORT_NOTE.rstrip(".")
+            + ": "
+            + "; ".join(
+                f"{r.model}, {r.label_space}: {r.status_reason}" for r in short.head(3).itertuples()
+            )
+            + ("; …" if len(short) > 3 else "")
+            + "."
+        )
     return Table(data, display, caption, f"tab:leaderboard-{corruption}")
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from vcrbench import estimation, evaluate, io, seeding, zeroshot
-from vcrbench.errors import EvaluationError
+from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.vocab import (
     HUMAN_LABEL_SPACE,
     IMAGENET1K,
@@ -104,9 +104,7 @@ def clean_correct(
                 seed=seeding.derive_seed(seed, CLEAN_CORRECT, corruption, space, "accuracy"),
                 **kwargs,
             )
-        except ValueError as exc:  # too few samples left for Alg. 1's bins
-            if "min_count" not in str(exc):
-                raise
+        except ShortSampleError as exc:  # too few samples left for Alg. 1's bins
             log.warning("%s on %s, %s: clean-correct subset: %s", model, corruption, space, exc)
             rows.append(_empty_row(model, corruption, space, "accuracy", len(sub), images))
             continue
@@ -126,9 +124,7 @@ def clean_correct(
                         seed, CLEAN_CORRECT, corruption, space, name
                     ),
                 )
-            except ValueError as exc:
-                if "min_count" not in str(exc):
-                    raise
+            except ShortSampleError as exc:
                 log.warning(
                     "%s on %s: clean-correct zero-shot properties: %s", model, corruption, exc
                 )

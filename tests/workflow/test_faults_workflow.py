@@ -21,10 +21,11 @@ from vcrbench.datasets import read_embedded_dataset
 from vcrbench.plan import runlock
 
 from ..support import runs
+from . import conftest
 from .conftest import partial_copy, snakemake, snakemake_command, write_config
 
 #: What differs between two runs by design: logs and benchmarks (timings).
-VOLATILE = ("results/logs/", "results/benchmarks/")
+VOLATILE = tuple(f"results/{folder}/" for folder in conftest.VOLATILE)
 
 
 def outputs(workdir: Path) -> dict[str, bytes]:

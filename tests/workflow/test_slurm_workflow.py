@@ -14,15 +14,15 @@ import time
 import pandas as pd
 import pytest
 
-from .conftest import ONE_CORRUPTION, REPO, partial_copy
+from .conftest import REPO, partial_copy
 
-#: What the cluster run makes again, from the shared tiny run: one corruption's test sets,
-#: ImageNet-C sets, predictions and curves (``partial_copy``'s default), so that generation,
-#: inference and estimation, and the tables and figures over them, run as cluster jobs, from where
-#: a run stands once its dataset, weights and human references are made. (A human reference's
-#: files alone removed would not be made again: Snakemake does not rerun a job for an intermediate
-#: file that is missing when what was made from it is there and newer than its inputs.)
-REMADE_ON_THE_CLUSTER = ONE_CORRUPTION
+# What the cluster run makes again, from the shared tiny run: one corruption's test sets,
+# ImageNet-C sets, predictions and curves (``partial_copy``'s default, ``ONE_CORRUPTION``), so
+# that generation, inference and estimation, and the tables and figures over them, run as cluster
+# jobs, from where a run stands once its dataset, weights and human references are made. (A human
+# reference's files alone removed would not be made again: Snakemake does not rerun a job for an
+# intermediate file that is missing when what was made from it is there and newer than its
+# inputs.)
 
 
 def readme_slurm_commands() -> list[str]:
@@ -50,12 +50,12 @@ def test_readme_slurm_commands_are_the_ones_tested():
 @pytest.mark.slurm
 def test_slurm_profile_runs_the_workflow(finished_run, tmp_path):
     """The README's commands, as typed, in a copy of the repository holding the shared tiny run
-    without one corruption's sets and what was made from them (:data:`REMADE_ON_THE_CLUSTER`),
-    with HOME in a temporary folder: the one-time step installs the user's profile, the site edits it
-    as the README says, and `snakemake --profile slurm` submits every job to the cluster, with
-    HOME then read-only and nothing written there. Generation and estimation allocations use the
-    one core they hold: CPU-seconds used / allocated (sacct) at least 0.7, each measured with a
-    core to itself (tests/support/slurm_jobs.py)."""
+    without one corruption's sets and what was made from them (``partial_copy``'s default),
+    with HOME in a temporary folder: the one-time step installs the user's profile, the site
+    edits it as the README says, and `snakemake --profile slurm` submits every job to the
+    cluster, with HOME then read-only and nothing written there. Generation and estimation
+    allocations use the one core they hold: CPU-seconds used / allocated (sacct) at least 0.7,
+    each measured with a core to itself (tests/support/slurm_jobs.py)."""
     from tests.support.homes import read_only_home, written
     from tests.support.slurm import SlurmUnavailable, efficiency, start_cluster, usage
     from tests.support.slurm_jobs import burn, own_share, pin_jobs, submitted
@@ -113,7 +113,7 @@ def test_slurm_profile_runs_the_workflow(finished_run, tmp_path):
 
         # The shared run's results and Snakemake's records (what a run had made before), its
         # config as the user's
-        partial_copy(finished_run, repo, drop=REMADE_ON_THE_CLUSTER)
+        partial_copy(finished_run, repo)
         shutil.copy2(finished_run / "config.yaml", repo / "config" / "slurm-test.yaml")
         started = time.time()
         command = paper.replace("config/paper.yaml", "config/slurm-test.yaml")

@@ -96,23 +96,16 @@ class SpaceCount:
 
 
 def binomial_tail(n: int, p: float, k: int) -> float:
-    """P(X ≥ k) for X ~ Binomial(n, p)."""
+    """P(X ≥ k) for X ~ Binomial(n, p): scipy's binomial complement ``bdtrc(k − 1, n, p)``
+    (scipy.special, the function scipy.stats' ``binom.sf`` calls, without importing scipy.stats)."""
+    from scipy.special import bdtrc
+
     n, k = int(n), int(k)
     if k <= 0:
         return 1.0
-    if k > n or p <= 0.0:
+    if k > n:
         return 0.0
-    if p >= 1.0:
-        return 1.0
-    log_p, log_q = math.log(p), math.log1p(-p)
-    below = sum(
-        math.exp(
-            math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-            + i * log_p + (n - i) * log_q
-        )  # fmt: skip
-        for i in range(k)
-    )
-    return min(1.0, max(0.0, 1.0 - below))
+    return float(bdtrc(k - 1, n, min(1.0, max(0.0, p))))
 
 
 def expected_usable_bins(n: float, bins: int, min_count: int) -> float:

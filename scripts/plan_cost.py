@@ -121,7 +121,13 @@ def main() -> None:
         default=None,
         help="clean-set images (default: as the workflow plans it from the config and its listing)",
     )
-    parser.add_argument("--keep", type=Path, default=None, help="dry-run folder to keep")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="dry-run folder to keep (its config.yaml with the stand-ins, and dry-run.txt: "
+        "Snakemake's output)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the tables here")
     args = parser.parse_args()
 
@@ -138,6 +144,8 @@ def main() -> None:
         config_path = workdir / "config.yaml"
         config_path.write_text(yaml.safe_dump(config, sort_keys=False))
         output, seconds = dry_run(config_path, workdir)
+        if args.keep is not None:
+            (workdir / "dry-run.txt").write_text(output)
         jobs = cost.parse_job_stats(output)
         submissions = cost.parse_submissions(output, cluster.LOCAL_RULES)
         job_list = cost.parse_jobs(output)

@@ -198,3 +198,19 @@ def test_a_dry_run_imports_no_torch_and_no_corruption_library(tmp_path):
     assert "snakemake" in imported  # the import log was read
     assert not {"torch", "timm", "torchvision"} & imported
     assert not {"numba", "imagecorruptions", "skimage"} & imported
+
+
+def test_the_figure_modules_import_no_scipy():
+    """A figure or table job reads stored estimates and draws: it starts without scipy (its
+    optimize, interpolate, linalg and stats were about 1.5 s of each figure job's 4), which the
+    estimators and the tests of similarity import where they run."""
+    figures = sorted(p.stem for p in (PACKAGE / "figures").glob("*.py") if p.stem != "__init__")
+    proc = _run(
+        "import importlib, sys\n"
+        f"for name in {figures!r}:\n"
+        "    importlib.import_module('vcrbench.figures.' + name)\n"
+        "import vcrbench.estimation.storage, vcrbench.similarity\n"
+        "print('SCIPY', sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SCIPY []" in proc.stdout, proc.stdout

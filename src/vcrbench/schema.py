@@ -23,6 +23,16 @@ from vcrbench.errors import ConfigError, did_you_mean, raise_all
 
 SCHEMA_FILE = "config.schema.yaml"
 
+#: PyYAML's safe loader, libyaml's C implementation where PyYAML was built with it (the wheels
+#: are): the same documents, about 7x faster; the schema alone took 0.16 s to read in pure Python,
+#: in every Snakemake start and every job.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str):
+    """``yaml.safe_load(text)`` with :data:`SAFE_LOADER`."""
+    return yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 - a safe loader
+
 
 @functools.lru_cache(maxsize=4)
 def _load(path: str | None) -> dict:
@@ -30,7 +40,7 @@ def _load(path: str | None) -> dict:
         text = (importlib.resources.files("vcrbench") / "data" / SCHEMA_FILE).read_text()
     else:
         text = Path(path).read_text()
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 def schema(path: str | Path | None = None) -> dict:

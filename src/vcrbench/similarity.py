@@ -20,7 +20,6 @@ import itertools
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import binomtest
 
 from vcrbench.estimation import Estimate
 
@@ -108,6 +107,8 @@ def screening_test(
         raise ValueError(f"n_correct must lie in [0, n_trials={n_trials}], got {n_correct}")
     if not 0 < chance < 1:
         raise ValueError(f"chance must lie in (0, 1), got {chance}")
+    from scipy.stats import binomtest  # here: scipy.stats is over a second of a job's start-up
+
     result = binomtest(n_correct, n_trials, p=chance, alternative="greater")
     ci = binomtest(n_correct, n_trials, p=chance).proportion_ci(1 - alpha, method="exact")
     return {

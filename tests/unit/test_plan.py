@@ -42,6 +42,22 @@ def test_schema_fills_defaults():
     plan.check(cfg)
 
 
+def test_yaml_is_read_with_libyaml_and_reads_as_pyyaml_does():
+    """The schema, the domain files and configs are read with PyYAML's C loader (the wheels
+    ship libyaml; 7x the pure-Python loader's speed, in every Snakemake start and job): the
+    same documents as yaml.safe_load. Fails if an upgrade drops libyaml from the wheel."""
+    assert schema.SAFE_LOADER is yaml.CSafeLoader
+    root = Path(__file__).resolve().parents[2]
+    files = [root / "config" / "config.schema.yaml", *sorted((root / "config").glob("*.yaml"))]
+    files += sorted((root / "src" / "vcrbench" / "data").glob("*.yaml"))
+    for path in files:
+        text = path.read_text()
+        assert schema.load_yaml(text) == yaml.safe_load(text), path
+    assert schema.load_yaml("a: 1e3\nb: 0.5\nc: yes\nd: 010\n") == yaml.safe_load(
+        "a: 1e3\nb: 0.5\nc: yes\nd: 010\n"
+    )
+
+
 @pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "retrain-demo.yaml"])
 def test_shipped_configs_validate(name, tmp_path):
     path = REPO / "config" / name

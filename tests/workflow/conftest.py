@@ -158,10 +158,11 @@ def partial_copy(finished_run: Path, dest: Path, drop=ONE_CORRUPTION, results=No
 #: takes them meanwhile), then those that start from the shared run; every other file follows in
 #: collection order (the unit tests fill the tail).
 SCHEDULE = (
-    "test_workflow.py",  # 470, the shared run's 267 included
+    "test_workflow.py",  # 390, the shared run's 267 included
     "test_retrain_workflow.py",  # 350
     "test_zsl_workflow.py",  # 230
     "test_cluster.py",  # 200: the paper config's SLURM dry run
+    "test_plan_cost.py",  # 160: the paper config's plan and dry run, shared by two tests
     "test_slurm_workflow.py",  # 400
     "test_faults_workflow.py",  # 370
     "test_stratified_workflow.py",  # 100
@@ -170,7 +171,6 @@ SCHEDULE = (
     "test_weights_download.py",  # 160
     "test_figures_workflow.py",  # 150
     "test_archive_workflow.py",  # 120
-    "test_plan_cost.py",  # 85
     "test_provenance_workflow.py",  # 70
 )
 

@@ -8,11 +8,16 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import yaml
+
+from vcrbench import plan
 
 from .conftest import REPO, TINY, snakemake
-from .test_workflow import scheduled_jobs
+from .test_workflow import scheduled_jobs, scheduled_resources
 
 SCRIPT = REPO / "scripts" / "plan_cost.py"
 
@@ -49,14 +54,26 @@ def test_tiny_plan_has_the_dry_runs_jobs_and_the_configs_images(tmp_path):
     assert totals["generated images (VCR + ImageNet-C)"] == 2 * 24 + 2 * 5 * 3
     assert totals["images predicted per model"] == 10 + 2 * 24 + 2 * 5 * 3
     # Core-hours are the images times the checked-in per-image figures.
-    figures = json.loads((REPO / "src" / "vcrbench" / "data" / "planning" / "generation.json").read_text())
+    figures = json.loads(
+        (REPO / "src" / "vcrbench" / "data" / "planning" / "generation.json").read_text()
+    )
     ms = {c: figures["corruptions"][c]["ms_per_image"] for c in ("gaussian_noise", "brightness")}
     hours = sum((24 + 15) * ms[c] for c in ms) / 3.6e6
     assert totals["CPU core-hours, generation"] == pytest.approx(hours)
 
 
-def test_paper_config_plans_with_stand_ins():
-    out = plan_cost("--configfile", str(REPO / "config" / "paper.yaml"))
+@pytest.fixture(scope="module")
+def paper_plan(tmp_path_factory):
+    """`make plan CONFIG=config/paper.yaml`, its dry-run folder kept: (the plan's output, the
+    folder with the config it planned and Snakemake's dry-run output), for this file's tests
+    (one dry run of the paper config: about 80 s here)."""
+    keep = tmp_path_factory.mktemp("paper-plan")
+    out = plan_cost("--configfile", str(REPO / "config" / "paper.yaml"), "--keep", str(keep))
+    return out, keep
+
+
+def test_paper_config_plans_with_stand_ins(paper_plan):
+    out, _ = paper_plan
     jobs = jobs_table(out)
     assert jobs["generate_shard"] == 16 * 50  # the paper's 14, motion and glass blur twice
     assert "stand-ins for the dry run" in out
@@ -87,3 +104,65 @@ def test_paper_config_plans_with_stand_ins():
     assert "## First-attempt requests against the plan's estimate" in out
     assert float(values["GPU-hours, fine-tuning"]) > 0
     assert "## Start-up overhead" in out and "reads_gib" in out
+
+
+def test_paper_config_validates_and_plans(paper_plan, monkeypatch):
+    """config/paper.yaml plans the full experiment once its dataset folder exists (the plan's
+    dry run, with its stand-ins for the dataset and the retraining pool), fetching every model's
+    weights (the 13 checkpoint files, not on this machine, from their urls: none is stood in);
+    no generation job handles more than one shard, and every job's memory and time grow with
+    its attempt."""
+    _, workdir = paper_plan
+    path = workdir / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    assert Path(config["dataset"]["path"]).is_dir()
+    assert Path(config["retrain"]["pool"]["path"]).is_dir()
+    out = (workdir / "dry-run.txt").read_text()
+    jobs = scheduled_jobs(out)
+    fetched = {w["model"] for r, w in jobs if r == "fetch_weights"}
+    assert fetched == set(config["models"]) and len(fetched) == 19
+    checkpoints = [e for e in config["models"].values() if e.get("checkpoint")]
+    assert len(checkpoints) == 13 and all(e["url"].startswith("https://") for e in checkpoints)
+    assert not any((workdir / e["checkpoint"]).exists() for e in checkpoints)
+    corruptions = {w["corruption"] for r, w in jobs if r == "sample_manifest"}
+    assert len(corruptions) == 16  # the paper's 14, motion and glass blur with both functions
+    shards = [w for r, w in jobs if r == "generate_shard"]
+    assert len(shards) == 16 * 50  # 50,000 samples per corruption in shards of 1,000
+    finetuned = {w["run"] for r, w in jobs if r == "finetune_model"}
+    assert len(finetuned) == 6
+
+    # ImageNet-C: 50,000 images x 5 severities per corruption in shards of 1,000 samples, one
+    # job each (testset.generate_imagenet_c_shard writes samples k*1000 .. (k+1)*1000 - 1)
+    size = config["sampling"]["shard_size"]
+    imagenet_c = [w for r, w in jobs if r == "generate_imagenet_c"]
+    per_set = {c: sum(w["corruption"] == c for w in imagenet_c) for c in corruptions}
+    with_sets = {c: n for c, n in per_set.items() if n}
+    assert len(with_sets) == 9 and set(with_sets.values()) == {5 * 50_000 // size}
+    generating = {"generate_shard", "generate_imagenet_c", "generate_retrain_shard"}
+    assert all("shard" in w for r, w in jobs if r in generating)
+    # a model loads once per group: shards_per_job x 1,000 images (25,000 in paper.yaml)
+    groups = [w for r, w in jobs if r == "predict_imagenet_c" and w["model"] == "dinov2_giant"]
+    assert len(groups) == 9 * 250 // config["inference"]["shards_per_job"]
+
+    # Resources: what Snakemake gives each job at its first attempt is what the plan computes,
+    # and the plan's functions give more at the second attempt, for every rule.
+    monkeypatch.chdir(workdir)
+    pl = plan.Plan(plan.load(path))
+    rules_seen = set()
+    for rule, wildcards, resources in scheduled_resources(out):
+        if rule in ("all", "paper_figures"):
+            continue  # targets only: they run nothing
+        rules_seen.add(rule)
+        job = SimpleNamespace(**wildcards)
+        planned = pl.resources(rule)
+        assert {"mem_mb", "runtime"} <= set(resources), (rule, resources)
+        for name in ("mem_mb", "runtime"):
+            first, second = planned[name](job, 1), planned[name](job, 2)
+            assert int(resources[name]) == first, (rule, wildcards, name)
+            assert second > first, (rule, name)
+        if rule.startswith("predict") or rule == "finetune_model":
+            # the workflow profile (profiles/default) is applied without being named
+            assert resources.get("gpu") == "1", (rule, resources)
+        else:
+            assert "gpu" not in resources, (rule, resources)
+    assert len(rules_seen) > 20, sorted(rules_seen)

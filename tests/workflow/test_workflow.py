@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pandas as pd
 import pytest
 import yaml
 
 from tests.unit.test_versions import RULE_RE  # rules may stand indented under an `if`
-from vcrbench import plan
 from vcrbench.plan import cost
 
 from .conftest import REPO, TINY, snakemake, write_config
@@ -77,72 +74,6 @@ def test_shipped_default_dry_run_plans_every_stage(tmp_path):
     }
     assert expected <= rules, sorted(expected - rules)
     assert not {"predict_clean", "predict_group", "predict_imagenet_c"} & rules
-
-
-def test_paper_config_validates_and_plans(tmp_path, monkeypatch):
-    """config/paper.yaml plans the full experiment once its dataset folder exists, fetching
-    every model's weights (the 13 checkpoint files, not on this machine, from their urls); no
-    generation job handles more than one shard, and every job's memory and time grow with
-    its attempt."""
-    config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    val = tmp_path / "ILSVRC2012_val"
-    val.mkdir()
-    config["dataset"]["path"] = str(val)
-    train = tmp_path / "ILSVRC2012_train"
-    train.mkdir()
-    config["retrain"]["pool"]["path"] = str(train)
-    # No checkpoint file is on this machine: fetch_weights downloads each from its url
-    path = tmp_path / "paper.yaml"
-    path.write_text(yaml.safe_dump(config))
-    out = dry_run(tmp_path, configfile=path)
-    jobs = scheduled_jobs(out)
-    fetched = {w["model"] for r, w in jobs if r == "fetch_weights"}
-    assert fetched == set(config["models"]) and len(fetched) == 19
-    checkpoints = [e for e in config["models"].values() if e.get("checkpoint")]
-    assert len(checkpoints) == 13 and all(e["url"].startswith("https://") for e in checkpoints)
-    assert not any((tmp_path / e["checkpoint"]).exists() for e in checkpoints)
-    corruptions = {w["corruption"] for r, w in jobs if r == "sample_manifest"}
-    assert len(corruptions) == 16  # the paper's 14, motion and glass blur with both functions
-    shards = [w for r, w in jobs if r == "generate_shard"]
-    assert len(shards) == 16 * 50  # 50,000 samples per corruption in shards of 1,000
-    finetuned = {w["run"] for r, w in jobs if r == "finetune_model"}
-    assert len(finetuned) == 6
-
-    # ImageNet-C: 50,000 images x 5 severities per corruption in shards of 1,000 samples, one
-    # job each (testset.generate_imagenet_c_shard writes samples k*1000 .. (k+1)*1000 - 1)
-    size = config["sampling"]["shard_size"]
-    imagenet_c = [w for r, w in jobs if r == "generate_imagenet_c"]
-    per_set = {c: sum(w["corruption"] == c for w in imagenet_c) for c in corruptions}
-    with_sets = {c: n for c, n in per_set.items() if n}
-    assert len(with_sets) == 9 and set(with_sets.values()) == {5 * 50_000 // size}
-    generating = {"generate_shard", "generate_imagenet_c", "generate_retrain_shard"}
-    assert all("shard" in w for r, w in jobs if r in generating)
-    # a model loads once per group: shards_per_job x 1,000 images (25,000 in paper.yaml)
-    groups = [w for r, w in jobs if r == "predict_imagenet_c" and w["model"] == "dinov2_giant"]
-    assert len(groups) == 9 * 250 // config["inference"]["shards_per_job"]
-
-    # Resources: what Snakemake gives each job at its first attempt is what the plan computes,
-    # and the plan's functions give more at the second attempt, for every rule.
-    monkeypatch.chdir(tmp_path)
-    pl = plan.Plan(plan.load(path))
-    rules_seen = set()
-    for rule, wildcards, resources in scheduled_resources(out):
-        if rule in ("all", "paper_figures"):
-            continue  # targets only: they run nothing
-        rules_seen.add(rule)
-        job = SimpleNamespace(**wildcards)
-        planned = pl.resources(rule)
-        assert {"mem_mb", "runtime"} <= set(resources), (rule, resources)
-        for name in ("mem_mb", "runtime"):
-            first, second = planned[name](job, 1), planned[name](job, 2)
-            assert int(resources[name]) == first, (rule, wildcards, name)
-            assert second > first, (rule, name)
-        if rule.startswith("predict") or rule == "finetune_model":
-            # the workflow profile (profiles/default) is applied without being named
-            assert resources.get("gpu") == "1", (rule, resources)
-        else:
-            assert "gpu" not in resources, (rule, resources)
-    assert len(rules_seen) > 20, sorted(rules_seen)
 
 
 @pytest.mark.parametrize(

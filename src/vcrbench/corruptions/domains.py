@@ -8,9 +8,8 @@ import importlib.resources
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import yaml
-
 from vcrbench.errors import CorruptionError, did_you_mean
+from vcrbench.schema import load_yaml
 from vcrbench.vocab import DEFAULT_DOMAIN_SET
 
 if TYPE_CHECKING:
@@ -30,7 +29,7 @@ def domain_set(name: str) -> dict[str, dict]:
             f"known: {', '.join(DOMAIN_SETS)}"
         )
     text = (importlib.resources.files("vcrbench") / "data" / DOMAIN_SETS[name]).read_text()
-    return yaml.safe_load(text) or {}
+    return load_yaml(text) or {}
 
 
 def calibrated_domains() -> dict[str, dict]:

@@ -14,6 +14,8 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
 - :mod:`~vcrbench.estimation.estimate`: :func:`estimate` (fit + bootstrap + R̂) and its
   :class:`Estimate` container.
 - :mod:`~vcrbench.estimation.storage`: estimates to and from Parquet (model and human folders alike).
+- :mod:`~vcrbench.estimation.lazy_scipy`: the scipy functions of the fits, imported at first use (a
+  job that only reads estimates starts without scipy).
 
 ``docs/estimation.md`` gives the reasons for every choice and the measured accuracy and speed.
 """

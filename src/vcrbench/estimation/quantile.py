@@ -22,8 +22,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 #: Candidate penalties of the quantile spline (fidelity weights sum to 1; λ multiplies TV(g′),
 #: whose size for a curve falling by 1 over a tenth of the range is about 20): 10^-6 … 10^1.
@@ -49,6 +47,11 @@ def fit_quantile(
     Minimises Σ weight_j |rate_j − (Bx c)_j| + lam · TV(g′) subject to c_0 = anchor0, c_k ≥ c_{k+1},
     c_last ≥ 0 (or = anchor1) and c ≤ anchor0.
     """
+    # here, not at the top: scipy.optimize is most of a second of a figure job's start-up
+    # (lazy_scipy)
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     if basis.degree != 1:
         raise ValueError(
             f"the quantile spline is linear (degree 1), got a basis of degree {basis.degree}"

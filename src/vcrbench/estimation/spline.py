@@ -21,12 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.interpolate import BSpline
-from scipy.linalg import get_lapack_funcs, solve_triangular
-from scipy.optimize import nnls
 
 from vcrbench.bins import as_dv, bin_index
 from vcrbench.errors import ShortSampleError
+from vcrbench.estimation import lazy_scipy
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums, bins_frame
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID, fit_quantile, select_lambda_sic
@@ -53,7 +51,7 @@ _RIDGE = 1e-9
 #: Anchors this close (s(0) - s(1), or s(0) with a free end) leave no room to fit: the curve is
 #: the constant anchor.
 _NARROW = 1e-12
-_GEQRF, _TRTRS = get_lapack_funcs(("geqrf", "trtrs"), (np.zeros((2, 2)),))
+
 
 # -------------------------------------------------------------------------------------------- basis
 
@@ -77,7 +75,7 @@ class _Basis:
     def design(self, x: np.ndarray) -> np.ndarray:
         if len(x) == 0:
             return np.zeros((0, self.n_basis))
-        return BSpline.design_matrix(x, self.knots, self.degree).toarray()
+        return lazy_scipy.bspline().design_matrix(x, self.knots, self.degree).toarray()
 
     def designs(self, xs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """:meth:`design` of each of ``xs``, cut from one design matrix of them all (each row
@@ -93,7 +91,7 @@ def _basis(n_segments: int, grid_size: int = GRID_SIZE, degree: int = SPLINE_DEG
     knots = np.r_[np.zeros(degree), inner, np.ones(degree)]
     n = len(knots) - degree - 1
     grid = default_grid(grid_size)
-    grid_design = BSpline.design_matrix(grid, knots, degree).toarray()
+    grid_design = lazy_scipy.bspline().design_matrix(grid, knots, degree).toarray()
     eye = np.eye(n)
     D1 = np.diff(eye, n=1, axis=0)
     # Second divided differences at the Greville abscissae, scaled by h^2 (h = knot spacing):
@@ -128,19 +126,19 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
     Cd = np.empty((C.shape[0], n + 1), order="F")
     Cd[:, :n] = C
     Cd[:, n] = d
-    qr, _, _, info = _GEQRF(Cd, overwrite_a=True)
+    qr, _, _, info = lazy_scipy.lapack()[0](Cd, overwrite_a=True)
     if info != 0:
         raise RuntimeError(f"monotone spline fit: QR factorisation failed (LAPACK info {info})")
     qtd = qr[:n, n]
     if len(h) == 0:
-        return solve_triangular(np.triu(qr[:n, :n]), qtd, check_finite=False)
+        return lazy_scipy.solve_triangular(np.triu(qr[:n, :n]), qtd, check_finite=False)
     Rinv = _inverse_upper(qr[:n, :n])
     A = G @ Rinv
     b = h - A @ qtd
     E = np.vstack([A.T, b[None, :]])
     f = np.zeros(n + 1)
     f[-1] = 1.0
-    u, _ = nnls(E, f, maxiter=50 * E.shape[1])
+    u, _ = lazy_scipy.nnls(E, f, maxiter=50 * E.shape[1])
     r = E @ u - f
     if abs(r[-1]) < 1e-14:
         raise RuntimeError("monotone spline fit: constraints are infeasible")
@@ -153,7 +151,9 @@ def _inverse_upper(R: np.ndarray) -> np.ndarray:
     ``solve_triangular(np.triu(R), np.eye(n), check_finite=False)`` computes it (LAPACK trtrs on
     the transpose of the C-ordered triangle), without its wrapper's checks."""
     RT = np.ascontiguousarray(R).T
-    x, info = _TRTRS(RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False)
+    x, info = lazy_scipy.lapack()[1](
+        RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False
+    )
     if info > 0:
         raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
     if info < 0:
@@ -288,7 +288,7 @@ class Curve:
     def __call__(self, v) -> np.ndarray:
         """The spline at arbitrary Δv (clipped to [0, 1] against rounding)."""
         v = as_dv(np.atleast_1d(v), "v")
-        return np.clip(BSpline(self.knots, self.coef, self.degree)(v), 0.0, 1.0)
+        return np.clip(lazy_scipy.bspline()(self.knots, self.coef, self.degree)(v), 0.0, 1.0)
 
     def area(self, weighting: Weighting = None) -> float:
         return area(self.values, weighting, self.grid)

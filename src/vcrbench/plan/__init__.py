@@ -71,7 +71,7 @@ def load(path: str | Path | Mapping) -> dict:
         return validate(dict(path))
     path = Path(path)
     try:
-        config = yaml.safe_load(path.read_text()) or {}
+        config = schema.load_yaml(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     return validate(config)

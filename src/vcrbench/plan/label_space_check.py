@@ -173,10 +173,10 @@ def _median(entry) -> float | None:
 
 def _calibrated() -> dict:
     """The calibrated domains' file, read as text (the corruption registry is not imported)."""
-    import yaml
+    from vcrbench.schema import load_yaml
 
     text = (importlib.resources.files("vcrbench") / "data" / "corruption_domains.yaml").read_text()
-    return yaml.safe_load(text) or {}
+    return load_yaml(text) or {}
 
 
 def count_label_spaces(config: Mapping, labels: np.ndarray) -> list[SpaceCount]:

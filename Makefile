@@ -37,7 +37,8 @@ test: setup
 	$(BYTECODE)
 	$(PYTEST) tests
 
-# Everything but the slow paths (end-to-end workflow, SLURM), for quick iterations.
+# Everything but the slow paths (tests that run the workflow's jobs, the paper config's dry runs,
+# SLURM), for quick iterations.
 test-fast: setup
 	$(BYTECODE)
 	$(PYTEST) tests -m "not slow"

@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import REPO, snakemake, write_config
 
 #: A Snakefile that reads the toy's declaration, then the workflow's own.
@@ -58,6 +60,7 @@ def test_a_declared_figure_is_known_to_the_plan():
     }
 
 
+@pytest.mark.slow  # runs jobs: `make test`, not test-fast
 def test_a_declared_figure_is_planned_and_built(tmp_path):
     snakefile = tmp_path / "Snakefile"
     snakefile.write_text(SNAKEFILE.format(repo=str(REPO), snakefile=str(REPO / "Snakefile")))

@@ -85,6 +85,7 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+@pytest.mark.slow  # runs jobs: `make test`, not test-fast
 def test_the_run_lock_is_the_workflows_own_taken_by_a_real_run_only(tmp_path):
     """What the run lock relies on in Snakemake, pinned (issue 30): the workflow profile's
     `nolock` is honoured (Snakemake's own lock, as a killed run leaves it, stops nothing), and the
@@ -284,6 +285,7 @@ def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | N
     return {"kind": "folder", "path": str(folder), "labels": str(folder / "labels.csv")}
 
 
+@pytest.mark.slow  # runs jobs: `make test`, not test-fast
 def test_a_failed_job_is_one_line_then_its_log(tmp_path):
     """The job's own line names the problem and what to do, then its log's path: no Snakemake
     block with `message: None`, no traceback, the error's text once."""

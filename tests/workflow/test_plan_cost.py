@@ -72,6 +72,7 @@ def paper_plan(tmp_path_factory):
     return out, keep
 
 
+@pytest.mark.slow  # the paper config's dry run: `make test`, not test-fast
 def test_paper_config_plans_with_stand_ins(paper_plan):
     out, _ = paper_plan
     jobs = jobs_table(out)
@@ -106,6 +107,7 @@ def test_paper_config_plans_with_stand_ins(paper_plan):
     assert "## Start-up overhead" in out and "reads_gib" in out
 
 
+@pytest.mark.slow  # the paper config's dry run: `make test`, not test-fast
 def test_paper_config_validates_and_plans(paper_plan, monkeypatch):
     """config/paper.yaml plans the full experiment once its dataset folder exists (the plan's
     dry run, with its stand-ins for the dataset and the retraining pool), fetching every model's

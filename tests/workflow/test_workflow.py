@@ -129,6 +129,7 @@ def test_three_config_mistakes_are_named_in_one_run(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow  # runs jobs: `make test`, not test-fast
 def test_an_unknown_model_id_is_named_before_any_job(tmp_path):
     models = {
         "typo": {"source": "timm", "id": "resnet5O", "pretrained": False, "family": "supervised"},

@@ -104,12 +104,23 @@ def test_shipped_example_dry_runs_on_a_tree_in_its_layout(tmp_path):
     assert {"defense_table", "plot_defenses"} <= rules
 
 
-@pytest.mark.slow
-def test_own_label_space_runs_end_to_end(tmp_path):
-    configfile, _ = _config(tmp_path)
-    _checkpoint(tmp_path)
-    proc = snakemake(tmp_path, "--cores", "2", "--show-failed-logs", configfile=configfile)
+@pytest.fixture(scope="module")
+def zsl_run(tmp_path_factory):
+    """The tree's whole workflow, run once for this file's end-to-end tests: (folder, config).
+    Log-probabilities are saved (`inference.save_logprobs`), which adds the unseen-only tables
+    and changes nothing else that is checked here (a run without them: the shared tiny run)."""
+    workdir = tmp_path_factory.mktemp("zsl-run")
+    inference = {"batch_size": 16, "num_workers": 0, "shards_per_job": 2, "device": "cpu"}
+    configfile, _ = _config(workdir, inference={**inference, "save_logprobs": True})
+    _checkpoint(workdir)
+    proc = snakemake(workdir, "--cores", "2", "--show-failed-logs", configfile=configfile)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+    return workdir, configfile
+
+
+@pytest.mark.slow
+def test_own_label_space_runs_end_to_end(zsl_run):
+    tmp_path, configfile = zsl_run
     results = tmp_path / "results"
     clean = io.read_parquet(results / "predictions" / "cub_net" / "clean.parquet")
     assert len(clean) == 12 and set(clean["label"]) == {0, 1, 2}
@@ -152,12 +163,8 @@ def test_unseen_only_is_planned_only_with_saved_logprobs(tmp_path):
 
 
 @pytest.mark.slow
-def test_unseen_only_and_clean_correct_tables_end_to_end(tmp_path):
-    inference = {"batch_size": 16, "num_workers": 0, "shards_per_job": 2, "device": "cpu"}
-    configfile, _ = _config(tmp_path, inference={**inference, "save_logprobs": True})
-    _checkpoint(tmp_path)
-    proc = snakemake(tmp_path, "--cores", "2", "--show-failed-logs", configfile=configfile)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
+def test_unseen_only_and_clean_correct_tables_end_to_end(zsl_run):
+    tmp_path, _ = zsl_run
     tables = tmp_path / "results" / "tables"
     unseen = pd.read_csv(tables / "zero_shot_unseen_only.csv")
     # the split has one unseen class: restricted to it, every decision on its images is right

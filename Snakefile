@@ -2,7 +2,6 @@
 # The Snakefile is a table of contents; every stage is one file in rules/, all logic is in the
 # `vcrbench` library (src/vcrbench), and scripts in workflow/scripts/ are thin. What gets built,
 # where and with which settings is the plan layer's (vcrbench.plan, as PLAN in rules/common.smk).
-from pathlib import Path
 
 from snakemake.utils import min_version
 

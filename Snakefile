@@ -2,19 +2,16 @@
 # The Snakefile is a table of contents; every stage is one file in rules/, all logic is in the
 # `vcrbench` library (src/vcrbench), and scripts in workflow/scripts/ are thin. What gets built,
 # where and with which settings is the plan layer's (vcrbench.plan, as PLAN in rules/common.smk).
-from pathlib import Path
 
 from snakemake.utils import min_version
 
 min_version("9.0")
 
-
-# The embedded default, unless the command line names config files (e.g. config/paper.yaml):
-# those then replace it instead of being merged into it (merging would add the default's
-# models and corruptions to every other experiment).
-if not workflow.overwrite_configfiles:
-
-    configfile: Path(workflow.basedir) / "config" / "config.yaml"
+# The config: the embedded default (config/config.yaml), named by the workflow profile
+# (profiles/default: `configfile`), unless the command line names config files: a --configfile
+# given there replaces the profile's (Snakemake's rule: the command line wins over a profile), so
+# config/paper.yaml is not merged with the default's models and corruptions. --config KEY=VALUE
+# applies on top of either (README, "Configuration").
 
 
 report: "report/workflow.rst"

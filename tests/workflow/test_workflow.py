@@ -59,6 +59,28 @@ def test_every_rule_that_runs_code_takes_its_resources_from_the_plan():
     } <= set(checked)
 
 
+def test_a_configfile_on_the_command_line_replaces_the_default(tmp_path):
+    """No config named: the workflow profile's, config/config.yaml (its three models). A
+    --configfile replaces it (Snakemake's rule for a profile value given again on the command
+    line), it is not merged into it: the tiny config's one model and two corruptions only. The
+    Snakefile reads no Snakemake internals for this (README, "Configuration")."""
+
+    def planned(*extra):
+        jobs = scheduled_jobs(dry_run(tmp_path, extra=extra))
+        models = {w["model"] for _, w in jobs if "model" in w}
+        corruptions = {w["corruption"] for r, w in jobs if r == "sample_manifest"}
+        return models, corruptions
+
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert planned() == (set(default["models"]), set(default["corruptions"]))
+    assert planned("--configfile", str(TINY)) == (
+        {"efficientnet_lite0"},
+        {"gaussian_noise", "brightness"},
+    )
+    sources = [REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))]
+    assert not any("overwrite_configfiles" in f.read_text() for f in sources)
+
+
 def test_shipped_default_dry_run_plans_every_stage(tmp_path):
     out = dry_run(tmp_path)  # config/config.yaml, the embedded default
     rules = {rule for rule, _ in scheduled_jobs(out)}

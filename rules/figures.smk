@@ -139,8 +139,8 @@ rule paper_tables:
         "../workflow/scripts/paper_tables.py"
 
 
-# Table 1: the models of the run (family, source, parameters counted on the built model, clean
-# accuracy), from their clean predictions.
+# Table 1: the models of the run (architecture, training method, family, source, parameters
+# counted on the built model, clean accuracy), from their clean predictions.
 rule models_table:
     input:
         clean=PLAN.clean_prediction_files,
@@ -155,7 +155,7 @@ rule models_table:
     resources:
         **PLAN.resources("models_table"),
     params:
-        models=PLAN.model_sources,
+        models=PLAN.model_descriptions,
         digits=FIGURES["digits"],
         version=PLAN.version("models_table"),
     script:

@@ -67,6 +67,7 @@ def test_versions_and_locality_come_from_the_declarations():
         assert p.rule in cluster.archive_rules()
         assert (p.rule in cluster.local_rules()) == p.local
     assert not set(versions.VERSIONS) & {p.rule for p in products.products()}
+    assert versions.version("models_table") == 2  # bumped: Table 1's columns changed
 
 
 def test_a_declaration_is_checked():

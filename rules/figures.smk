@@ -305,6 +305,30 @@ rule plot_examples:
         "../workflow/scripts/plot_examples.py"
 
 
+# Fig. 3: every corruption of the run as a row, one clean image at increasing Δv, from the shards.
+rule plot_examples_overview:
+    input:
+        shards=PLAN.all_shard_files,
+        clean_images=paths.CLEAN_IMAGES,
+        clean_index=paths.CLEAN_INDEX,
+    output:
+        *declared_files("plot_examples_overview"),
+    log:
+        paths.log("plot_examples_overview", "plot_examples_overview"),
+    benchmark:
+        paths.benchmark("plot_examples_overview", "plot_examples_overview")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_examples_overview"),
+    params:
+        n_bins=PLAN.setting("coverage.bins"),
+        style=FIGURES,
+        version=PLAN.version("plot_examples_overview"),
+    script:
+        "../workflow/scripts/plot_examples_overview.py"
+
+
 rule plot_imagenet_c_vs_vcr:
     input:
         imagenet_c=rules.imagenet_c_accuracy.output[0],

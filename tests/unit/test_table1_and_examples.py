@@ -10,8 +10,20 @@ import pytest
 from tests.support.shipped import shipped_config
 from vcrbench import io, plan, sampling, schema, tables, testset
 from vcrbench.corruptions import get_corruption
+from vcrbench.errors import ConfigError
 from vcrbench.figures import build
-from vcrbench.figures.examples import examples_figure, pick_examples, read_examples, targets
+from vcrbench.figures.examples import (
+    GRID_PANELS,
+    OVERVIEW_PANELS,
+    examples_figure,
+    overview_figure,
+    pick_examples,
+    reach,
+    read_examples,
+    read_meta,
+    select_examples,
+    targets,
+)
 from vcrbench.figures.style import Style
 from vcrbench.plan import config as pconfig
 from vcrbench.plan import figures as plan_figures
@@ -210,10 +222,13 @@ def test_plan_names_each_models_source_and_family(tmp_path):
 # --------------------------------------------------------------------------- example grids
 
 
-def test_targets_are_the_centres_of_every_fifth_bin():
-    t = targets(40, 5)
-    assert len(t) == 8
-    np.testing.assert_allclose(t, (np.arange(0, 40, 5) + 0.5) / 39)
+def test_targets_rise_evenly_from_the_first_bin_to_the_top():
+    t = targets(40, 0.99)
+    assert len(t) == GRID_PANELS == 8
+    np.testing.assert_allclose(t, np.linspace(0.5 / 39, 0.99, 8))
+    assert len(targets(40, 0.99, OVERVIEW_PANELS)) == OVERVIEW_PANELS
+    np.testing.assert_allclose(targets(40, 0.0, 3), [0.5 / 39] * 3)  # nothing above bin 0
+    assert reach(40, 0.99) == pytest.approx(0.99 - 0.5 / 39)  # half a bin below the top
 
 
 def test_pick_takes_the_image_nearest_every_target_once():
@@ -229,12 +244,59 @@ def test_pick_takes_the_image_nearest_every_target_once():
     assert rows["dv"].tolist() == [0.05, 0.45, 0.9]  # ordered by Δv
     rows, _ = pick_examples(meta[meta["image_id"] == "x"], [0.5, 0.5, 0.5])
     assert sorted(rows["sample_id"]) == [0, 1, 2]  # each sample used once
+    rows, same = pick_examples(meta, [0.0, 0.5, 1.0], least_top=0.95)  # no image reaches .95
+    assert not same and rows["dv"].max() == 0.9  # any image's: the top sample itself
 
 
 def test_pick_falls_back_to_one_sample_per_image_when_no_image_repeats():
     meta = pd.DataFrame({"sample_id": range(3), "image_id": ["a", "b", "c"], "dv": [0.9, 0.1, 0.5]})
     rows, same = pick_examples(meta, [0.0, 1.0])
     assert not same and rows["image_id"].tolist() == ["b", "a"]
+
+
+def synthetic_meta(seed, n_images=10, per_image=24, top=0.985):
+    """A corruption's shards' Δv columns: ``per_image`` samples of each image, Δv spread over
+    [0, ``top``] (one sample exactly at ``top``)."""
+    rng = np.random.default_rng(seed)
+    dv = rng.uniform(0, top - 0.05, n_images * per_image)
+    dv[rng.integers(len(dv))] = top
+    return pd.DataFrame(
+        {
+            "sample_id": np.arange(len(dv)),
+            "image_id": np.repeat([f"img{i}" for i in range(n_images)], per_image),
+            "dv": dv,
+        }
+    )
+
+
+@pytest.mark.parametrize("count", [GRID_PANELS, OVERVIEW_PANELS])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_selection_rises_to_the_top_of_the_shards(seed, count):
+    """One image, Δv rising, the last within half a bin of the highest Δv of the shards (.95 or
+    more where the shards reach .985), though most images stop below it."""
+    meta = synthetic_meta(seed)
+    rows, same = select_examples(meta, 40, count)
+    top = meta["dv"].max()
+    assert same and rows["image_id"].nunique() == 1
+    assert len(rows) == count and rows["dv"].is_monotonic_increasing
+    assert rows["dv"].iloc[-1] >= top - 0.5 / 39 and rows["dv"].iloc[-1] >= 0.95
+    assert rows["dv"].iloc[0] < 0.15  # from the bottom
+    # the old targets (bins 0, 5, ..., 35) stopped at .91: the top is now shown
+    assert rows["dv"].iloc[-1] > targets(40, 0.91)[-1] + 0.03
+
+
+def test_selection_of_a_set_of_one_sample_per_image_ends_at_the_top_sample():
+    meta = synthetic_meta(3, n_images=40, per_image=1, top=0.97)
+    rows, same = select_examples(meta, 40, OVERVIEW_PANELS)
+    assert not same and rows["dv"].iloc[-1] == meta["dv"].max()
+    assert rows["dv"].is_monotonic_increasing
+
+
+def test_a_corruption_named_like_the_overview_is_refused(tmp_path):
+    config = shipped_config("config.yaml", tmp_path)
+    config["corruptions"]["overview"] = {"function": "numpy:clip"}
+    with pytest.raises(ConfigError, match="'overview' is reserved"):
+        plan.validate(config)
 
 
 @pytest.fixture(scope="module")
@@ -249,9 +311,11 @@ def frost_shards(clean_set, tmp_path_factory):
 
 
 def test_examples_come_from_the_shards_pixels(frost_shards):
-    rows, images, same = read_examples(frost_shards, targets(40, 5))
+    rows, images, same = read_examples(frost_shards, 40)
     assert same and rows["image_id"].nunique() == 1
     assert 2 <= len(rows) <= 8 and rows["dv"].is_monotonic_increasing
+    top = read_meta(frost_shards)["dv"].max()
+    assert rows["dv"].iloc[-1] >= top - 0.5 / 39  # up to the top of the shards
     assert [c for c in rows.columns if c.startswith("param.")] == [
         "param.image_weight",
         "param.frost_weight",
@@ -266,7 +330,7 @@ def test_examples_come_from_the_shards_pixels(frost_shards):
 
 
 def test_example_grid_is_readable_and_titled_with_dv_and_parameters(frost_shards, clean_set):
-    rows, images, _ = read_examples(frost_shards, targets(40, 5))
+    rows, images, _ = read_examples(frost_shards, 40)
     clean = clean_set.images([rows["image_id"].iloc[0]])[0]
     fig = examples_figure(rows, images, clean, "frost", Style())
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
@@ -281,5 +345,53 @@ def test_example_grid_files_are_byte_identical(frost_shards, clean_set, tmp_path
     for name in ("a", "b"):
         paths = [tmp_path / f"{name}.png", tmp_path / f"{name}.pdf"]
         build.plot_examples(frost_shards, images, index, paths, corruption="frost", n_bins=40)
+        outs.append([p.read_bytes() for p in paths])
+    assert outs[0] == outs[1] and outs[0][0].startswith(b"\x89PNG")
+
+
+@pytest.fixture(scope="module")
+def brightness_shards(clean_set, tmp_path_factory):
+    d = tmp_path_factory.mktemp("brightness")
+    brightness = get_corruption("brightness")
+    manifest = sampling.make_manifest(
+        brightness, clean_set, 30, 15, seed=1, mode="parameter-uniform"
+    )
+    return [
+        testset.generate_shard(manifest, s, clean_set, brightness, d / f"shard-{s}.parquet")
+        for s in sorted(manifest["shard"].unique())
+    ]
+
+
+def test_overview_has_a_row_per_corruption_rising_to_each_sets_top(
+    frost_shards, brightness_shards, clean_set
+):
+    shards = {"frost": frost_shards, "brightness": brightness_shards}
+    examples = {}
+    for corruption, paths in shards.items():
+        rows, images, same = read_examples(paths, 40, OVERVIEW_PANELS)
+        top = read_meta(paths)["dv"].max()
+        assert rows["dv"].is_monotonic_increasing and rows["dv"].iloc[-1] >= top - 0.5 / 39
+        clean = clean_set.images([rows["image_id"].iloc[0]])[0] if same else None
+        examples[corruption] = (rows, images, clean)
+    fig = overview_figure(examples, Style())
+    grid = fig.axes[0].get_subplotspec().get_gridspec()
+    assert grid.get_geometry() == (2, 1 + max(len(r) for r, _, _ in examples.values()))
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
+    assert [label.split("(")[0].strip() for label in labels] == ["Frost", "Brightness"]
+    n_cols = grid.get_geometry()[1]
+    lines = [fig.axes[i * n_cols : (i + 1) * n_cols] for i in range(2)]  # the run's order
+    for line, (rows, _, _) in zip(lines, examples.values(), strict=True):
+        shown = [float(ax.get_title().rsplit("= ", 1)[1]) for ax in line[1 : 1 + len(rows)]]
+        assert shown == [round(v, 2) for v in rows["dv"]]  # Δv rising along the row
+    assert_readable(fig)
+
+
+def test_overview_files_are_byte_identical(frost_shards, brightness_shards, clean_set, tmp_path):
+    images, index = clean_set.images_path, clean_set.images_path.parent / "index.parquet"
+    shards = {"frost": frost_shards, "brightness": brightness_shards}
+    outs = []
+    for name in ("a", "b"):
+        paths = [tmp_path / f"{name}.png", tmp_path / f"{name}.pdf"]
+        build.plot_examples_overview(shards, images, index, paths, n_bins=40)
         outs.append([p.read_bytes() for p in paths])
     assert outs[0] == outs[1] and outs[0][0].startswith(b"\x89PNG")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
+from PIL import Image
 
 from tests.unit.test_versions import RULE_RE  # rules may stand indented under an `if`
 from vcrbench.plan import cost
@@ -198,6 +199,12 @@ def test_end_to_end_outputs(finished_run):
         for ext in ("png", "pdf"):
             grid = finished_run / "results" / "figures" / "examples" / f"{corruption}.{ext}"
             assert grid.is_file() and grid.stat().st_size > 1000, grid
+    # Fig. 3: every corruption as a row (tests/unit/test_table1_and_examples.py checks the rows)
+    overview = finished_run / "results" / "figures" / "examples" / "overview"
+    with Image.open(overview.with_suffix(".png")) as image:
+        image.verify()  # a whole PNG, not only its signature
+        assert image.format == "PNG" and min(image.size) > 300, image.size
+    assert overview.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
 
 
 @pytest.mark.slow

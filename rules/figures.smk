@@ -139,8 +139,8 @@ rule paper_tables:
         "../workflow/scripts/paper_tables.py"
 
 
-# Table 1: the models of the run (family, source, parameters counted on the built model, clean
-# accuracy), from their clean predictions.
+# Table 1: the models of the run (architecture, training method, family, source, parameters
+# counted on the built model, clean accuracy), from their clean predictions.
 rule models_table:
     input:
         clean=PLAN.clean_prediction_files,
@@ -155,7 +155,7 @@ rule models_table:
     resources:
         **PLAN.resources("models_table"),
     params:
-        models=PLAN.model_sources,
+        models=PLAN.model_descriptions,
         digits=FIGURES["digits"],
         version=PLAN.version("models_table"),
     script:
@@ -303,6 +303,30 @@ rule plot_examples:
         version=PLAN.version("plot_examples"),
     script:
         "../workflow/scripts/plot_examples.py"
+
+
+# Fig. 3: every corruption of the run as a row, one clean image at increasing Δv, from the shards.
+rule plot_examples_overview:
+    input:
+        shards=PLAN.all_shard_files,
+        clean_images=paths.CLEAN_IMAGES,
+        clean_index=paths.CLEAN_INDEX,
+    output:
+        *declared_files("plot_examples_overview"),
+    log:
+        paths.log("plot_examples_overview", "plot_examples_overview"),
+    benchmark:
+        paths.benchmark("plot_examples_overview", "plot_examples_overview")
+    conda:
+        VCRBENCH_ENV
+    resources:
+        **PLAN.resources("plot_examples_overview"),
+    params:
+        n_bins=PLAN.setting("coverage.bins"),
+        style=FIGURES,
+        version=PLAN.version("plot_examples_overview"),
+    script:
+        "../workflow/scripts/plot_examples_overview.py"
 
 
 rule plot_imagenet_c_vs_vcr:

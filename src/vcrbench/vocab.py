@@ -130,6 +130,10 @@ IMAGE_SUFFIXES = frozenset(
 
 #: Autocast precisions of inference and training (``auto``: see vcrbench.runtime).
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+#: Keys of a model entry that describe the model for Table 1 (the paper's Architecture and
+#: Training method columns) and change nothing a job computes: the table's job alone is given
+#: them (``vcrbench.plan.config.model_settings`` leaves them out of every other job's params).
+MODEL_DESCRIPTION_KEYS = ("architecture", "training")
 
 # --------------------------------------------------------------------------- columns
 

@@ -111,6 +111,14 @@ def test_each_source_registers_its_entry_keys():
     assert not (COMMON_KEYS | WORKFLOW_KEYS) & set().union(*keys.values())
 
 
+def test_table1_keys_are_accepted_and_change_no_model():
+    """``architecture`` and ``training`` describe a model for Table 1: accepted, and the spec
+    (what the model is built from, and its predictions' metadata) is the same without them."""
+    described = spec(source="timm", id="resnet18", architecture="ResNet-18", training="Supervised")
+    assert described == spec(source="timm", id="resnet18")
+    assert not {"architecture", "training"} & set(described.to_config())
+
+
 def test_sha256_is_the_checkpoint_files_64_hex_digits():
     s = spec(source="checkpoint", id="resnet18", checkpoint="w.pt", sha256="AB" * 32)
     assert s.sha256 == "ab" * 32 and s.to_config()["sha256"] == "ab" * 32

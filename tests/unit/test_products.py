@@ -57,6 +57,10 @@ def test_what_a_config_plans():
     assert products.product("models_table").planned(config) == [{}]
     targets = products.targets(config)
     assert "results/tables/paper/table1_models.tex" in targets
+    assert products.product("plot_examples_overview").planned(config) == [{}]  # Fig. 3: one
+    assert {"results/figures/examples/overview.png", "results/figures/examples/overview.pdf"} <= (
+        set(targets)
+    )
     assert f"results/figures/curves/{corruptions[0]}.pdf" in targets
     assert not [t for t in targets if "defenses" in t]
 
@@ -67,6 +71,8 @@ def test_versions_and_locality_come_from_the_declarations():
         assert p.rule in cluster.archive_rules()
         assert (p.rule in cluster.local_rules()) == p.local
     assert not set(versions.VERSIONS) & {p.rule for p in products.products()}
+    # bumped where what they write changed: Table 1's columns, the grids' top Δv
+    assert versions.version("models_table") == 2 and versions.version("plot_examples") == 2
 
 
 def test_a_declaration_is_checked():

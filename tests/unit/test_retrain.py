@@ -84,6 +84,7 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
         "library": "timm",
         "checkpoint": "results/retrain/lite0_vcr/model.pt",
         "notes": "lite0 fine-tuned on VCR-generated images (retrain run lite0_vcr)",
+        "training": "Supervised, fine-tuned on VCR images",  # Table 1: the base's, and this
     }
     assert pconfig.model_weights(cfg, "lite0_vcr") == ["results/retrain/lite0_vcr/model.pt"]
     assert pconfig.model_weights(cfg, "lite0") == ["results/weights/lite0.json"]  # fetched
@@ -101,7 +102,12 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
                 "pretrained": True,
                 "interpolation": "bicubic",
             },
-            {"source": "timm", "id": "resnet18.a1_in1k", "interpolation": "bicubic"},
+            {
+                "source": "timm",
+                "id": "resnet18.a1_in1k",
+                "interpolation": "bicubic",
+                "training": "fine-tuned on VCR images",  # the base's is not known
+            },
         ),
         (
             {
@@ -109,8 +115,15 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
                 "id": "resnet50",
                 "weights": "IMAGENET1K_V1",
                 "family": "supervised",
+                "architecture": "ResNet-50",
             },
-            {"source": "torchvision", "id": "resnet50", "family": "supervised"},
+            {
+                "source": "torchvision",
+                "id": "resnet50",
+                "family": "supervised",
+                "architecture": "ResNet-50",
+                "training": "Supervised, fine-tuned on VCR images",
+            },
         ),
         (
             {
@@ -122,12 +135,14 @@ def test_a_run_gets_the_papers_defaults_and_becomes_a_model():
                 "use_ema": True,
                 "strict": False,
                 "mean": [0.5, 0.5, 0.5],
+                "training": "Adversarial",
             },
             {
                 "source": "checkpoint",
                 "library": "torchvision",
                 "id": "resnet50",
                 "mean": [0.5, 0.5, 0.5],
+                "training": "Adversarial, fine-tuned on VCR images",
             },
         ),
     ],
@@ -147,6 +162,9 @@ def test_run_entry_overrides_keys_of_the_fine_tuned_model():
         runs={"r": {"base": "lite0", "corruptions": ["frost"], "entry": {"family": "retrained"}}}
     )
     assert derived_model_entries(cfg)["r"]["family"] == "retrained"
+    described = {"architecture": "EfficientNet-Lite0", "training": "Supervised, then VCR"}
+    cfg = config_with(runs={"r": {"base": "lite0", "corruptions": ["frost"], "entry": described}})
+    assert described.items() <= derived_model_entries(cfg)["r"].items()  # Table 1's, as given
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ FIGURE_RULES = {
     "plot_hmri_mrsi",
     "plot_dv_histograms",
     "plot_examples",
+    "plot_examples_overview",
     "plot_imagenet_c_vs_vcr",
     "plot_human_similarity",
     "plot_geirhos_dnn",
@@ -87,7 +88,8 @@ def test_dry_run_plans_the_figures_stage(tmp_path):
     plotted = {w["corruption"] for r, w in jobs if r == "plot_curves"}
     assert plotted == {"gaussian_noise", "brightness"}
     examples = {w["corruption"] for r, w in jobs if r == "plot_examples"}
-    assert examples == {"gaussian_noise", "brightness"}  # Fig. 3/10: one grid per corruption
+    assert examples == {"gaussian_noise", "brightness"}  # Fig. 10: one grid per corruption
+    assert [w for r, w in jobs if r == "plot_examples_overview"] == [{}]  # Fig. 3: one job
     # HMRI/MRSI bars only where a human reference exists (gaussian_noise, through the noise class)
     assert [w["corruption"] for r, w in jobs if r == "plot_hmri_mrsi"] == ["gaussian_noise"]
 
@@ -168,6 +170,7 @@ def test_report_holds_every_figure_and_table_with_captions(copy_run):
         "Table 1 of the paper",
         "Table 2 of the paper",
         "Examples of the VCR test set",
+        "Every corruption of the run at increasing",
         "How the visual change",
         "ImageNet-C against VCR on",
         "Leaderboard of one corruption",

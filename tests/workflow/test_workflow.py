@@ -5,9 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
+from PIL import Image
 
 from tests.unit.test_versions import RULE_RE  # rules may stand indented under an `if`
 from vcrbench.plan import cost
+from vcrbench.tables.models import COLUMNS as TABLE1_COLUMNS
 
 from .conftest import REPO, TINY, snakemake, write_config
 
@@ -201,17 +203,16 @@ def test_end_to_end_outputs(finished_run):
     figures = list((finished_run / "results" / "figures").rglob("*"))
     assert any(f.suffix == ".png" for f in figures) and any(f.suffix == ".pdf" for f in figures)
 
-    # Table 1: the run's models, parameters counted on the built model, clean accuracy
+    # Table 1: the run's models, the paper's columns first (architecture, training method), then
+    # parameters counted on the built model and clean accuracy
     models = pd.read_csv(tables / "paper" / "table1_models.csv")
-    assert list(models.columns) == [
-        "model",
-        "family",
-        "source",
-        "parameters",
-        "clean_accuracy",
-        "n_clean",
-    ]
+    assert list(models.columns) == TABLE1_COLUMNS
+    assert TABLE1_COLUMNS[:3] == ["model", "architecture", "training"]  # the paper's, in its order
+    assert TABLE1_COLUMNS[3:] == ["family", "source", "parameters", "clean_accuracy", "n_clean"]
     assert models["model"].tolist() == ["efficientnet_lite0"]
+    # tiny.yaml gives neither: the built network's timm name, and family supervised's training
+    assert models["architecture"].tolist() == ["tf_efficientnet_lite0"]
+    assert models["training"].tolist() == ["Supervised"]
     assert models["parameters"].iloc[0] > 1_000_000  # EfficientNet-Lite0: 4.65 M
     assert models["clean_accuracy"].between(0, 1).all() and (models["n_clean"] > 0).all()
     for ext in ("md", "tex"):
@@ -221,6 +222,12 @@ def test_end_to_end_outputs(finished_run):
         for ext in ("png", "pdf"):
             grid = finished_run / "results" / "figures" / "examples" / f"{corruption}.{ext}"
             assert grid.is_file() and grid.stat().st_size > 1000, grid
+    # Fig. 3: every corruption as a row (tests/unit/test_table1_and_examples.py checks the rows)
+    overview = finished_run / "results" / "figures" / "examples" / "overview"
+    with Image.open(overview.with_suffix(".png")) as image:
+        image.verify()  # a whole PNG, not only its signature
+        assert image.format == "PNG" and min(image.size) > 300, image.size
+    assert overview.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
 
 
 @pytest.mark.slow

@@ -201,21 +201,47 @@ def plot_examples(
     *,
     corruption: str,
     n_bins: int,
-    step: int = 5,
     style: Style | Mapping | None = None,
 ) -> list[Path]:
-    """One clean image at increasing Δv (bins 0, ``step``, … of ``n_bins``) from the test set's
-    shards (Fig. 3/10); the clean panel from the clean set."""
+    """One clean image at increasing Δv, up to the highest Δv of the test set's shards (Fig. 10;
+    :mod:`vcrbench.figures.examples`); the clean panel from the clean set."""
     from vcrbench.datasets import CleanSet
-    from vcrbench.figures.examples import examples_figure, read_examples, targets
+    from vcrbench.figures.examples import examples_figure, read_examples
 
     style = _style(style)
-    rows, images, same = read_examples(shard_paths, targets(n_bins, step))
+    rows, images, same = read_examples(shard_paths, n_bins)
     clean = None
     if same:
         clean = CleanSet.open(clean_images, clean_index).images([rows["image_id"].iloc[0]])[0]
     with style.context():
         fig = examples_figure(rows, images, clean, corruption, style, same_image=same)
+        return _save(fig, out_paths, style)
+
+
+def plot_examples_overview(
+    shard_paths: Mapping[str, Sequence[PathLike]],
+    clean_images: PathLike,
+    clean_index: PathLike,
+    out_paths: Sequence[PathLike],
+    *,
+    n_bins: int,
+    style: Style | Mapping | None = None,
+) -> list[Path]:
+    """Every corruption of the run as a row (``shard_paths``: ``{corruption: its shards}``, in
+    the run's order): one clean image at increasing Δv, up to the highest Δv of its shards
+    (Fig. 3; :mod:`vcrbench.figures.examples`)."""
+    from vcrbench.datasets import CleanSet
+    from vcrbench.figures.examples import OVERVIEW_PANELS, overview_figure, read_examples
+
+    style = _style(style)
+    clean_set = CleanSet.open(clean_images, clean_index)
+    examples = {}
+    for corruption, paths in shard_paths.items():
+        rows, images, same = read_examples(paths, n_bins, OVERVIEW_PANELS)
+        clean = clean_set.images([rows["image_id"].iloc[0]])[0] if same else None
+        examples[corruption] = (rows, images, clean)
+    with style.context():
+        fig = overview_figure(examples, style)
         return _save(fig, out_paths, style)
 
 

@@ -20,7 +20,7 @@ from vcrbench.defenses import Defense, get_defense
 from vcrbench.errors import DefenseError, ModelConfigError
 from vcrbench.labels import LabelSpace, LabelSpaceError, get_label_space
 from vcrbench.models.sources import SOURCES
-from vcrbench.vocab import PRECISIONS
+from vcrbench.vocab import MODEL_DESCRIPTION_KEYS, PRECISIONS
 
 INTERPOLATIONS = ("bilinear", "bicubic", "nearest")
 SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
@@ -80,9 +80,9 @@ COMMON_KEYS = frozenset(
         "defense",
     }
 )
-#: Keys of an entry that are the workflow's, not the model's (what its jobs are given): accepted
-#: and ignored here.
-WORKFLOW_KEYS = frozenset({"resources"})
+#: Keys of an entry that are the workflow's, not the model's (what its jobs are given, what
+#: Table 1 says of it): accepted and ignored here.
+WORKFLOW_KEYS = frozenset({"resources", *MODEL_DESCRIPTION_KEYS})
 #: The keys of a source whose entries take a weights file for the whole network (each source's
 #: own keys are registered with it: ``vcrbench.models.sources.register_source``).
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict", "sha256"})

@@ -20,7 +20,7 @@ from vcrbench.errors import (
 from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
 from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
-from vcrbench.plan import humans, retrain
+from vcrbench.plan import humans, paths, retrain
 from vcrbench.plan.config import fetched_checkpoint, model_entries, model_settings
 
 
@@ -155,6 +155,12 @@ def _check_corruptions(config: Mapping) -> None:
     known, problems = list_corruptions(), []
     for name, opts in config["corruptions"].items():
         opts = opts or {}
+        if name == paths.EXAMPLES_OVERVIEW_NAME:
+            problems.append(
+                f"config key 'corruptions.{name}': the name {name!r} is reserved "
+                f"({paths.EXAMPLES_OVERVIEW.format(ext='png')} shows every corruption)"
+            )
+            continue
         if name not in known and "function" not in opts:
             problems.append(
                 f"config key 'corruptions.{name}': unknown corruption {name!r}"

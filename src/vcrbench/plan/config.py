@@ -15,7 +15,12 @@ from pathlib import Path
 from vcrbench.errors import ConfigError
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
-from vcrbench.vocab import DEFAULT_DOMAIN_SET, resolve_label_space, shard_id
+from vcrbench.vocab import (
+    DEFAULT_DOMAIN_SET,
+    MODEL_DESCRIPTION_KEYS,
+    resolve_label_space,
+    shard_id,
+)
 
 #: Keys added to a config block after runs had written results, whose default leaves every
 #: output as it was: a rule's params (:func:`params_section`) carry one only when the config sets
@@ -262,8 +267,13 @@ def dataset_label_space_name(config: Mapping) -> str:
 
 
 def model_settings(entry: Mapping) -> dict:
-    """A model entry as the model sources read it: without ``resources`` (the plan's business)."""
-    return {k: v for k, v in entry.items() if k != "resources"}
+    """A model entry as the model sources read it: without ``resources`` (the plan's business)
+    and the keys that only describe it for Table 1 (``architecture``, ``training``), so that
+    writing those reruns no job but the table's."""
+    return {k: v for k, v in entry.items() if k not in _NOT_SETTINGS}
+
+
+_NOT_SETTINGS = frozenset({"resources", *MODEL_DESCRIPTION_KEYS})
 
 
 def fetched_checkpoint(entry: Mapping) -> bool:

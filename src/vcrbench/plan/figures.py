@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from vcrbench.figures.options import DEFAULT_FAMILY
 from vcrbench.plan.config import model_entries
+from vcrbench.plan.models import training_method
 from vcrbench.plan.retrain import retrained_pairs, run_settings
 
 
@@ -22,15 +23,21 @@ def model_families(config: Mapping) -> dict[str, str]:
     }
 
 
-def model_sources(config: Mapping) -> dict[str, dict[str, str]]:
-    """``{model: {"family", "source"}}`` for Table 1, in the run's order; ``source`` is the
-    entry's source with its library and id (``checkpoint: torchvision resnet50``)."""
+def model_descriptions(config: Mapping) -> dict[str, dict[str, str]]:
+    """``{model: {"architecture", "training", "family", "source"}}`` for Table 1, in the run's
+    order: the entry's ``architecture`` (``""`` where it gives none: the table then names the
+    network the inference job built), its training method
+    (:func:`~vcrbench.plan.models.training_method`), its family and its source with its library
+    and id (``checkpoint: torchvision resnet50``). Nothing else of the entry, so that no other
+    key reruns the table."""
     families = model_families(config)
     out = {}
     for name, entry in model_entries(config).items():
         detail = " ".join(str(entry[k]) for k in ("library", "id") if entry.get(k))
         source = str(entry.get("source") or "")
         out[name] = {
+            "architecture": str(entry.get("architecture") or ""),
+            "training": training_method(entry),
             "family": families[name],
             "source": f"{source}: {detail}" if detail else source,
         }

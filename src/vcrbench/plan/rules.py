@@ -48,7 +48,7 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
         self.runs = rt.run_names(config)
         self.figure_options = check_options(config["figures"])
         self.families = figures.model_families(config)
-        self.model_sources = figures.model_sources(config)
+        self.model_descriptions = figures.model_descriptions(config)
         self.reference_info = humans.reference_info(config)
         self.retrained_pairs = rt.retrained_pairs(config)
         self.retrained_corruptions = figures.retrained_corruptions(config)

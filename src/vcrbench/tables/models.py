@@ -1,8 +1,15 @@
-"""Table 1: the models of the run, with their family, source, parameter count and clean accuracy.
+"""Table 1: the models of the run, with the paper's columns (model, architecture, training method)
+and the run's own (family, source, parameter count, clean accuracy).
 
-The parameter count is what the inference job counted on the model it built (the ``parameters``
-entry of the clean predictions' metadata, :mod:`vcrbench.inference.run`); the clean accuracy is
-top-1 in the dataset's label space over the labelled clean images of those predictions.
+Architecture and training method are the model entry's ``architecture`` and ``training``
+(``config/paper.yaml`` gives the paper's words for its 19 models). Without an ``architecture`` the
+table names the network the inference job built (:func:`built_architecture`: its timm or
+torchvision name, a timm pretrained tag left out); the training method without ``training`` is
+decided by the plan (:func:`vcrbench.plan.models.training_method`: ``Supervised`` for the family
+``supervised``, else empty). The parameter count is what the inference job counted on the model it
+built (the ``parameters`` entry of the clean predictions' metadata,
+:mod:`vcrbench.inference.run`); the clean accuracy is top-1 in the dataset's label space over the
+labelled clean images of those predictions.
 """
 
 from __future__ import annotations
@@ -16,8 +23,17 @@ import pandas as pd
 from vcrbench import io
 from vcrbench.tables.format import Table, _round, fmt
 
-#: Columns of ``table1_models.csv``.
-COLUMNS = ["model", "family", "source", "parameters", "clean_accuracy", "n_clean"]
+#: Columns of ``table1_models.csv``: the paper's, in its order, then the run's own.
+COLUMNS = [
+    "model",
+    "architecture",
+    "training",
+    "family",
+    "source",
+    "parameters",
+    "clean_accuracy",
+    "n_clean",
+]
 
 
 def clean_accuracy(path: str | os.PathLike) -> tuple[float, int]:
@@ -36,19 +52,32 @@ def parameter_count(path: str | os.PathLike) -> float:
     return float("nan") if value is None else float(value)
 
 
+def built_architecture(path: str | os.PathLike) -> str:
+    """The name of the network the inference job built, from its clean predictions' metadata
+    (``model_info``): the timm or torchvision name (``tf_efficientnet_lite0``; a timm pretrained
+    tag left out: ``resnet18`` for ``resnet18.fb_swsl_ig1b_ft_in1k``), the open_clip name, the
+    torch.hub entry point; ``""`` where none is recorded."""
+    info = io.read_metadata(path).get("model_info") or {}
+    name = str(info.get("arch") or info.get("entry") or "")
+    return name.split(".", 1)[0] if info.get("library") == "timm" else name
+
+
 def table1_models(
     models: Mapping[str, Mapping[str, str]],
     clean: Mapping[str, str | os.PathLike],
     digits: int = 3,
 ) -> Table:
-    """Table 1 from ``models`` (``{model: {"family", "source"}}``, in the run's order) and each
-    model's clean predictions (``{model: path}``)."""
+    """Table 1 from ``models`` (``{model: {"architecture", "training", "family", "source"}}``, in
+    the run's order; an empty ``architecture`` is the built network's, :func:`built_architecture`)
+    and each model's clean predictions (``{model: path}``)."""
     rows = []
     for name, entry in models.items():
         accuracy, n = clean_accuracy(clean[name])
         rows.append(
             {
                 "model": name,
+                "architecture": str(entry.get("architecture") or built_architecture(clean[name])),
+                "training": str(entry.get("training") or ""),
                 "family": str(entry["family"]),
                 "source": str(entry["source"]),
                 "parameters": parameter_count(clean[name]),
@@ -61,6 +90,8 @@ def table1_models(
     display = pd.DataFrame(
         {
             "Model": data["model"],
+            "Architecture": [_text(v) for v in data["architecture"]],
+            "Training method": [_text(v) for v in data["training"]],
             "Family": data["family"],
             "Source": data["source"],
             "Parameters (M)": [
@@ -72,7 +103,12 @@ def table1_models(
     n_clean = sorted(set(data["n_clean"]))
     images = f"{n_clean[0]:,}" if len(n_clean) == 1 else "the labelled"
     caption = (
-        "The models of this run: family, source of the weights, parameters counted on the built "
-        f"model, and top-1 accuracy on {images} clean images."
+        "The models of this run: architecture and training method (the paper's columns), family, "
+        "source of the weights, parameters counted on the built model, and top-1 accuracy on "
+        f"{images} clean images."
     )
     return Table(_round(data, digits), display, caption, "tab:models")
+
+
+def _text(value: str) -> str:
+    return value if value else fmt(np.nan)

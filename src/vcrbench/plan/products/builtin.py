@@ -63,7 +63,9 @@ def _paper(name: str, caption: str, label: str, output=None, category="Tables") 
     return Output(_paper_table(name), caption, category, labels, formats=TABLE_FORMATS, name=output)
 
 
-def _per_corruption_figure(rule: str, kind: str, caption: str, category: str, label: str, which):
+def _per_corruption_figure(
+    rule: str, kind: str, caption: str, category: str, label: str, which, version: int = 1
+):
     """A figure per corruption (``results/figures/<kind>/{corruption}.<ext>``)."""
     return declare(
         Product(
@@ -77,6 +79,7 @@ def _per_corruption_figure(rule: str, kind: str, caption: str, category: str, la
                     subcategory="{corruption}",
                 ),
             ),
+            version=version,
             planned=_per(which),
         )
     )
@@ -136,7 +139,13 @@ declare(
         ),
     )
 )
-declare(Product("models_table", (_paper("table1_models", "table1_models.rst", "Table 1: models"),)))
+declare(
+    Product(
+        "models_table",
+        (_paper("table1_models", "table1_models.rst", "Table 1: models"),),
+        version=2,  # 2: the paper's columns architecture and training
+    )
+)
 declare(
     Product(
         "retraining_table",
@@ -196,6 +205,7 @@ _per_corruption_figure(
     "Test sets",
     "examples at increasing Δv",
     corruption_names,
+    version=2,  # 2: up to the highest Δv of the shards (was: bin 35's centre, about .91)
 )
 _per_corruption_figure(
     "plot_imagenet_c_vs_vcr",
@@ -217,6 +227,15 @@ def _figure(rule: str, path: str, caption: str, category: str, label: str, plann
         )
     )
 
+
+_figure(
+    "plot_examples_overview",
+    paths.EXAMPLES_OVERVIEW,
+    "examples_overview.rst",
+    "Test sets",
+    "every corruption at increasing Δv",
+    once,
+)
 
 _GEIRHOS = "Geirhos et al.'s networks"
 _figure(

@@ -66,8 +66,11 @@ verify: setup
 
 # The HTML report of a finished run (results/report.html); SNAKEMAKE_ARGS as for `make run`, e.g.
 # make report SNAKEMAKE_ARGS="--configfile my.yaml" for a run of that config.
+# Snakemake offers a table only as a CSV download; the second step shows each as a sortable table
+# (vcrbench.plan.report).
 report: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
+	$(BIN)/python -m vcrbench.plan.report results/report.html
 
 lock: setup
 	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)/torch===\1/' > requirements.lock.new

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 SNAKEMAKE_ARGS ?=
 
-.PHONY: setup run test test-fast lint report lock envs clean plan figures verify
+.PHONY: setup browser run test test-fast lint report lock envs clean plan figures verify
 
 # A virtual environment with the pinned packages (requirements.lock) and vcrbench, rebuilt when
 # the lock file or pyproject.toml changes.
@@ -33,9 +33,33 @@ run: setup
 # TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 PYTEST := NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-test: setup
+test: setup browser
 	$(BYTECODE)
 	$(PYTEST) tests
+
+# The headless browser that tests/workflow/test_report_browser.py drives through Selenium (pinned
+# in requirements.lock): Debian's chromium and its chromedriver, installed with apt-get when either
+# is missing, as root or through password-less sudo. The test uses these two files only, so
+# Selenium never downloads a browser or a driver.
+CHROMIUM := /usr/bin/chromium
+CHROMEDRIVER := /usr/bin/chromedriver
+browser:
+	@if [ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ]; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+		echo "make browser: $(CHROMIUM) or $(CHROMEDRIVER) is missing and there is no apt-get" \
+			"here: install Chromium and its chromedriver at those paths" >&2; exit 1; \
+	elif [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else \
+		echo "make browser: $(CHROMIUM) or $(CHROMEDRIVER) is missing, and installing them needs" \
+			"root or password-less sudo: run 'sudo apt-get install chromium chromium-driver'" >&2; \
+		exit 1; \
+	fi; \
+	echo "make browser: installing Debian's chromium and chromium-driver with apt-get"; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver && \
+	[ -x $(CHROMIUM) ] && [ -x $(CHROMEDRIVER) ] || { \
+		echo "make browser: apt-get did not install $(CHROMIUM) and $(CHROMEDRIVER)" >&2; exit 1; }
 
 # Everything but the slow paths (tests that run the workflow's jobs, the paper config's dry runs,
 # SLURM), for quick iterations.
@@ -67,8 +91,11 @@ verify: setup
 
 # The HTML report of a finished run (results/report.html); SNAKEMAKE_ARGS as for `make run`, e.g.
 # make report SNAKEMAKE_ARGS="--configfile my.yaml" for a run of that config.
+# Snakemake offers a table only as a CSV download; the second step shows each as a sortable table
+# (vcrbench.plan.report).
 report: setup
 	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
+	$(BIN)/python -m vcrbench.plan.report results/report.html
 
 lock: setup
 	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)/torch===\1/' > requirements.lock.new

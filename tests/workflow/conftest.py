@@ -171,6 +171,7 @@ SCHEDULE = (
     "test_weights_download.py",  # 160
     "test_figures_workflow.py",  # 150
     "test_archive_workflow.py",  # 120
+    "test_report_browser.py",  # 60: a report of the shared run, clicked through in Chromium
     "test_provenance_workflow.py",  # 70
 )
 

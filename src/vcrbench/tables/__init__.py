@@ -12,7 +12,9 @@
 - :mod:`~vcrbench.tables.restricted`: R̂ and curves on clean-correct samples and of the
   unseen-only decision (Yucel et al.'s zero-shot study);
 - :mod:`~vcrbench.tables.models`: :func:`table1_models` (Table 1: the run's models, their
-  family, source, parameters and clean accuracy).
+  family, source, parameters and clean accuracy);
+- :mod:`~vcrbench.tables.html`: :func:`~vcrbench.tables.html.page`, a CSV table as a
+  self-contained HTML page that sorts by a click on a header (what the HTML report shows).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
 (:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.

@@ -134,6 +134,10 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 #: Training method columns) and change nothing a job computes: the table's job alone is given
 #: them (``vcrbench.plan.config.model_settings`` leaves them out of every other job's params).
 MODEL_DESCRIPTION_KEYS = ("architecture", "training")
+#: Keys of a model entry that are the workflow's, not the model's: its jobs' ``resources`` and
+#: what Table 1 says of it. The model sources never see them (``plan.config.model_settings``;
+#: ``models.spec`` accepts and ignores them).
+MODEL_WORKFLOW_KEYS = frozenset({"resources", *MODEL_DESCRIPTION_KEYS})
 
 # --------------------------------------------------------------------------- columns
 

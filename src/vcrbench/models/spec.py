@@ -20,7 +20,7 @@ from vcrbench.defenses import Defense, get_defense
 from vcrbench.errors import DefenseError, ModelConfigError
 from vcrbench.labels import LabelSpace, LabelSpaceError, get_label_space
 from vcrbench.models.sources import SOURCES
-from vcrbench.vocab import MODEL_DESCRIPTION_KEYS, PRECISIONS
+from vcrbench.vocab import MODEL_WORKFLOW_KEYS, PRECISIONS
 
 INTERPOLATIONS = ("bilinear", "bicubic", "nearest")
 SHA256_RE = re.compile(r"[0-9a-fA-F]{64}")
@@ -82,7 +82,7 @@ COMMON_KEYS = frozenset(
 )
 #: Keys of an entry that are the workflow's, not the model's (what its jobs are given, what
 #: Table 1 says of it): accepted and ignored here.
-WORKFLOW_KEYS = frozenset({"resources", *MODEL_DESCRIPTION_KEYS})
+WORKFLOW_KEYS = MODEL_WORKFLOW_KEYS
 #: The keys of a source whose entries take a weights file for the whole network (each source's
 #: own keys are registered with it: ``vcrbench.models.sources.register_source``).
 CHECKPOINT_KEYS = frozenset({"checkpoint", "use_ema", "strict", "sha256"})

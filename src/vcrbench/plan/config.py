@@ -17,7 +17,7 @@ from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
 from vcrbench.vocab import (
     DEFAULT_DOMAIN_SET,
-    MODEL_DESCRIPTION_KEYS,
+    MODEL_WORKFLOW_KEYS,
     resolve_label_space,
     shard_id,
 )
@@ -270,10 +270,7 @@ def model_settings(entry: Mapping) -> dict:
     """A model entry as the model sources read it: without ``resources`` (the plan's business)
     and the keys that only describe it for Table 1 (``architecture``, ``training``), so that
     writing those reruns no job but the table's."""
-    return {k: v for k, v in entry.items() if k not in _NOT_SETTINGS}
-
-
-_NOT_SETTINGS = frozenset({"resources", *MODEL_DESCRIPTION_KEYS})
+    return {k: v for k, v in entry.items() if k not in MODEL_WORKFLOW_KEYS}
 
 
 def fetched_checkpoint(entry: Mapping) -> bool:

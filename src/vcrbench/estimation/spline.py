@@ -52,7 +52,6 @@ _RIDGE = 1e-9
 #: the constant anchor.
 _NARROW = 1e-12
 
-
 # -------------------------------------------------------------------------------------------- basis
 
 
@@ -126,7 +125,8 @@ def _lsi(C: np.ndarray, d: np.ndarray, G: np.ndarray, h: np.ndarray) -> np.ndarr
     Cd = np.empty((C.shape[0], n + 1), order="F")
     Cd[:, :n] = C
     Cd[:, n] = d
-    qr, _, _, info = lazy_scipy.lapack()[0](Cd, overwrite_a=True)
+    geqrf, _ = lazy_scipy.lapack()
+    qr, _, _, info = geqrf(Cd, overwrite_a=True)
     if info != 0:
         raise RuntimeError(f"monotone spline fit: QR factorisation failed (LAPACK info {info})")
     qtd = qr[:n, n]
@@ -151,9 +151,8 @@ def _inverse_upper(R: np.ndarray) -> np.ndarray:
     ``solve_triangular(np.triu(R), np.eye(n), check_finite=False)`` computes it (LAPACK trtrs on
     the transpose of the C-ordered triangle), without its wrapper's checks."""
     RT = np.ascontiguousarray(R).T
-    x, info = lazy_scipy.lapack()[1](
-        RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False
-    )
+    _, trtrs = lazy_scipy.lapack()
+    x, info = trtrs(RT, np.eye(len(R)), overwrite_b=False, lower=True, trans=1, unitdiag=False)
     if info > 0:
         raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
     if info < 0:

@@ -37,6 +37,9 @@ from vcrbench.models.spec import ModelSpec
 
 _UNSET = object()
 
+#: open_clip's model ids that bring their own config (and weights): a folder, a hub repository.
+SCHEMAS = ("local-dir:", "hf-hub:")
+
 log = logging.getLogger(__name__)
 
 
@@ -80,8 +83,8 @@ def parse_clip(entry, values: dict, where: str) -> None:
     """``pretrained`` (an open_clip tag or false) or ``checkpoint`` is required (but for a
     ``local-dir:`` id); ``prompt`` holds ``{}``; ``class_names`` is openai, wordnet or a list."""
     pretrained = entry.get("pretrained", _UNSET)
-    local_dir = values["id"].startswith("local-dir:")
-    if pretrained is _UNSET and values.get("checkpoint") is None and not local_dir:
+    own_weights = values["id"].startswith(SCHEMAS)  # the folder or hub repo holds its weights
+    if pretrained is _UNSET and values.get("checkpoint") is None and not own_weights:
         raise ModelConfigError(
             f"{where}: a clip model needs 'pretrained' (an open_clip tag such as 'openai', or "
             "false for random weights) or 'checkpoint' (a weights file)"
@@ -104,10 +107,11 @@ def parse_clip(entry, values: dict, where: str) -> None:
 
 
 def check_clip(spec: ModelSpec) -> tuple[list, int | None]:
-    """open_clip knows the model and its pretrained tag (a ``local-dir:`` model is not checked)."""
+    """open_clip knows the model and its pretrained tag (a ``local-dir:`` or ``hf-hub:`` model,
+    which brings its own config, is not checked: nothing is downloaded before a job)."""
     import open_clip
 
-    if spec.id.startswith("local-dir:"):
+    if spec.id.startswith(SCHEMAS):
         return [], None
     if spec.id not in open_clip.list_models():
         known = open_clip.list_models()
@@ -121,6 +125,24 @@ def check_clip(spec: ModelSpec) -> tuple[list, int | None]:
             )
             return [("pretrained", problem)], None
     return [], None
+
+
+def _hub_weights(spec: ModelSpec, cache: str | None) -> None:
+    """Download (or find in the cache) the weights of an ``hf-hub:`` model: open_clip itself
+    only warns when they cannot be had and builds the model with random weights."""
+    from open_clip.pretrained import download_pretrained_from_hf
+
+    repo = spec.id.removeprefix("hf-hub:")
+    try:
+        download_pretrained_from_hf(repo, cache_dir=cache)
+    except Exception as exc:
+        raise WeightsUnavailableError(
+            f"model {spec.name!r}: open_clip could not get the weights of the Hugging Face Hub "
+            f"repository {repo!r} ({type(exc).__name__}: {str(exc)[:300]}). This machine may be "
+            "offline: run the workflow's fetch_weights where there is network (it downloads them "
+            f"into {cache or 'the Hugging Face cache'}), or download the repository's weights "
+            "file and set `checkpoint: <file>` in the model's entry"
+        ) from exc
 
 
 # A zero-shot model's head is made from prompts: it cannot be fine-tuned here.
@@ -145,9 +167,11 @@ def build_clip(spec: ModelSpec, device: torch.device) -> Built:
                 f"model {spec.name!r}: weights file {spec.checkpoint} does not exist{where}"
             )
         pretrained = str(spec.checkpoint)
+    # in the workflow, downloads go to the weights cache (vcrbench.plan.cluster), not ~/.cache
+    cache = os.environ.get("HF_HUB_CACHE")
+    if spec.id.startswith("hf-hub:") and spec.checkpoint is None:
+        _hub_weights(spec, cache)
     try:
-        # in the workflow, downloads go to the weights cache (vcrbench.plan.cluster), not ~/.cache
-        cache = os.environ.get("HF_HUB_CACHE")
         model = open_clip.create_model(
             spec.id, pretrained=pretrained, cache_dir=cache, **dict(spec.kwargs)
         )
@@ -164,7 +188,7 @@ def build_clip(spec: ModelSpec, device: torch.device) -> Built:
         raise ModelLoadError(
             f"model {spec.name!r}: open_clip cannot build {spec.id!r}: {exc}"
         ) from exc
-    if pretrained is None and not spec.id.startswith(("local-dir:", "hf-hub:")):
+    if pretrained is None and not spec.id.startswith(SCHEMAS):
         log.warning("model %r: CLIP %s with random weights", spec.name, spec.id)
     model = model.to(device).eval()
     tokenizer = open_clip.get_tokenizer(spec.id)

@@ -9,7 +9,14 @@ from vcrbench import io
 from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
 from vcrbench.plan import cluster as vcluster
-from vcrbench.plan import console, dataset_check, label_space_check, runlock
+from vcrbench.plan import (
+    console,
+    dataset_check,
+    label_space_check,
+    runlock,
+    snakemake_compat,
+)
+from vcrbench.plan import work as vwork
 
 RUN = {}  # this run, once `onstart` has taken the folder
 # A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
@@ -23,21 +30,32 @@ onstart:
     os.environ.update(vcluster.job_environment(PLAN.config))
     for tmp in io.sweep_temporaries(paths.RESULTS):
         print(f"vcrbench: removed {tmp}, left by a killed job", file=sys.stderr)
+    planned = snakemake_compat.planned_jobs(workflow)
+    running = snakemake_compat.to_run(planned)
+    print(
+        vwork.plan_line(
+            PLAN.config,
+            [(job.rule, job.wildcards) for job in running],
+            PLAN.clean_images,
+            snakemake_compat.cores(workflow),
+        ),
+        file=sys.stderr,
+    )
     try:  # every check, each named even when another fails
         _, checked, warnings = dataset_check.run_all(
             lambda: dataset_check.check_planned(
-                workflow.dag.needrun_jobs(),
+                running,
                 PLAN.section("dataset"),
                 paths.CHECK_DATASET,
                 paths.CHECK_DATASET_PROBLEMS,
             ),
             lambda: model_checks.check_planned(
-                workflow.dag.jobs,
+                planned,
                 vplan.checks.model_check_entries(PLAN.config),
                 paths.CHECK_MODELS,
             ),
             lambda: label_space_check.check_planned(
-                workflow.dag.needrun_jobs(), PLAN.config, dataset_check.NO_JOB
+                running, PLAN.config, dataset_check.NO_JOB
             ),
         )
     except (DatasetError, ModelConfigError, ConfigError):

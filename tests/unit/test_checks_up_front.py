@@ -90,9 +90,8 @@ def test_many_problems_give_a_count_the_first_twenty_and_the_full_list(tmp_path)
 
 def test_the_dataset_is_checked_once_as_it_is(folder, tmp_path, monkeypatch):
     """onstart checks it; the job check_images then finds the check done, unless a file changed."""
-    from types import SimpleNamespace
-
     from vcrbench.plan import dataset_check
+    from vcrbench.plan.snakemake_compat import PlannedJob
 
     calls = []
     real = imagefiles.check_images
@@ -104,7 +103,7 @@ def test_the_dataset_is_checked_once_as_it_is(folder, tmp_path, monkeypatch):
          "corruptions": {"brightness": {}}, "models": {"m": {"source": "timm", "id": "resnet18"}}}
     )["dataset"]  # fmt: skip
     record, problems = tmp_path / "checks" / "dataset.json", tmp_path / "checks" / "problems.tsv"
-    planned = [SimpleNamespace(rule=SimpleNamespace(name="check_images"))]
+    planned = [PlannedJob("check_images")]
     assert dataset_check.check_planned([], ds, record, problems) is None  # not planned: not run
     assert calls == []
     first = dataset_check.check_planned(planned, ds, record, problems)

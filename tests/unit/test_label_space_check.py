@@ -5,7 +5,6 @@ counts and the settings; one that fits on part of the Δv range is warned about 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from vcrbench import plan, sampling
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError, ConfigErrors
 from vcrbench.plan import label_space_check as check
+from vcrbench.plan.snakemake_compat import PlannedJob
 
 #: ImageNet-1k classes: 8 (hen) is in the 16 classes (bird), 0 (tench) and 1 (goldfish) are not.
 IN16, OUT16 = 8, (0, 1)
@@ -185,7 +185,7 @@ def test_the_run_s_start_checks_a_folder_dataset_before_any_job(tmp_path):
     (tmp_path / "labels.csv").write_text("\n".join(rows) + "\n")
     dataset = {"kind": "folder", "path": str(tmp_path), "labels": str(tmp_path / "labels.csv")}
     config = _config(dataset=dataset, sampling={"n_samples": 300})
-    estimating = [SimpleNamespace(rule=SimpleNamespace(name="estimate_curves"))]
+    estimating = [PlannedJob("estimate_curves")]
     assert check.check_planned([], config) is None  # nothing to estimate: not run
     with pytest.raises(ConfigError) as err:
         check.check_planned(estimating, config, " No job was started.")

@@ -74,6 +74,7 @@ def _finish_tiny_run(root: Path) -> None:
     env = run_environment(root)
     with read_only_home(root / "home"):
         proc = snakemake(workdir, "--cores", "2", "--show-failed-logs", configfile=config, env=env)
+    (root / "console.txt").write_text(proc.stdout + proc.stderr)  # what the user saw
     (root / "outcome.txt").write_text(
         "ok" if proc.returncode == 0 else proc.stdout[-6000:] + proc.stderr[-6000:]
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 import yaml
@@ -228,6 +230,23 @@ def test_end_to_end_outputs(finished_run):
         image.verify()  # a whole PNG, not only its signature
         assert image.format == "PNG" and min(image.size) > 300, image.size
     assert overview.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_the_run_starts_with_its_plan_in_one_line(finished_run):
+    """Before its first job the run says how many jobs it will run and about how long they take
+    on the cores given (issue 36): the same count as Snakemake's own job table of that run."""
+    console = (finished_run.parent / "console.txt").read_text()
+    lines = [x for x in console.splitlines() if x.startswith("vcrbench: plan: ")]
+    assert len(lines) == 1, lines
+    match = re.fullmatch(
+        r"vcrbench: plan: (\d+) jobs of (\d+) rules to run, about (\d+ min|under a minute) "
+        r"on 2 cores \(the plan's estimate, docs/scale\.md\)",
+        lines[0],
+    )
+    assert match, lines[0]
+    stats = re.search(r"^total\s+(\d+)\s*$", console, re.M)  # Snakemake's "Job stats"
+    assert stats and match.group(1) == stats.group(1), (lines[0], console[:3000])
+    assert console.index(lines[0]) < console.index("rule ")  # before the first job
 
 
 @pytest.mark.slow

@@ -83,9 +83,9 @@ def check_dataset(ds: Mapping, threads: int, record: str | Path, problems_file: 
 def check_planned(jobs, ds: Mapping, record: str | Path, problems_file: str | Path) -> dict | None:
     """What the workflow's ``onstart`` runs: :func:`check_dataset` (with the check job's 8
     threads, at most one per core) when the ``check_images`` job is among the planned ``jobs``
-    (Snakemake's jobs to run), else nothing (None). A dataset at fault raises
+    (the jobs to run, :class:`~vcrbench.plan.snakemake_compat.PlannedJob`), else nothing (None). A dataset at fault raises
     :class:`DatasetError` saying that no job was started."""
-    if not any(job.rule.name == "check_images" for job in jobs):
+    if not any(job.rule == "check_images" for job in jobs):
         return None
     try:
         return check_dataset(ds, min(8, os.cpu_count() or 1), record, problems_file)

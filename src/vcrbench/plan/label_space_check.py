@@ -312,7 +312,7 @@ def check_planned(jobs, config: Mapping, no_job: str = "") -> list[str] | None:
     as the dataset's listing gives them, when a job estimating curves is among the planned
     ``jobs``, else nothing (None). A refusal ends with ``no_job``; a listing that cannot be read
     is left to the dataset check, which names it."""
-    if not any(job.rule.name == "estimate_curves" for job in jobs):
+    if not any(job.rule == "estimate_curves" for job in jobs):
         return None
     from vcrbench.plan import dataset_check
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import resources as importlib_resources
+from types import SimpleNamespace
 
 from vcrbench.models.sources import SOURCES
 from vcrbench.plan import config as cfg
@@ -58,7 +59,7 @@ CPU_SLOWDOWN = 50.0
 @functools.cache
 def figures(name: str) -> dict:
     """One table of planning figures, ``data/planning/<name>.json`` (generation,
-    gpu_throughput, job_overhead): each file says where its numbers come from."""
+    gpu_throughput, job_overhead, local_jobs): each file says where its numbers come from."""
     path = importlib_resources.files("vcrbench") / "data" / "planning" / f"{name}.json"
     return json.loads(path.read_text())
 
@@ -200,3 +201,39 @@ def request_minutes(seconds: float) -> int:
     """The first attempt's time limit (minutes) for a job estimated at ``seconds``:
     :data:`REQUEST_FACTOR` times it, in whole minutes, at least one."""
     return max(1, math.ceil(REQUEST_FACTOR * seconds / 60.0))
+
+
+def run_seconds(
+    config: Mapping, jobs: Iterable[tuple[str, Mapping[str, str]]], clean_images: int, cores: int
+) -> float:
+    """The plan's estimate of a run's wall time (seconds) on ``cores`` cores: the ``(rule,
+    wildcards)`` ``jobs``' estimates (:func:`job_seconds`), spread over the cores as if every
+    job took one, and never less than the longest job. A rule the plan does not estimate per
+    job counts as one of its jobs took in the embedded default's run (``local_jobs.json``,
+    ``benchmarks/local_job_seconds.py``), or a script's start-up where that run had none."""
+    measured = figures("local_jobs")["seconds"]
+    small = float(figures("job_overhead")["seconds"]["generate"])
+    seconds = []
+    for rule, wildcards in jobs:
+        estimate = job_seconds(config, rule, SimpleNamespace(**wildcards), clean_images)
+        seconds.append(float(measured.get(rule, small)) if estimate is None else estimate)
+    return max(sum(seconds) / max(1, cores), max(seconds, default=0.0))
+
+
+def plan_line(
+    config: Mapping,
+    jobs: list[tuple[str, Mapping[str, str]]],
+    clean_images: int,
+    cores: int | None,
+) -> str:
+    """The run's plan in one line, printed at its start: the jobs to run and, on a machine's
+    ``cores`` (None on a cluster), :func:`run_seconds`."""
+    if not jobs:
+        return "vcrbench: plan: nothing to run"
+    rules = len({rule for rule, _ in jobs})
+    line = f"vcrbench: plan: {len(jobs)} jobs of {rules} rules to run"
+    if cores is None:
+        return f"{line} (`make plan` for their cost)"
+    minutes = run_seconds(config, jobs, clean_images, cores) / 60
+    about = f"{minutes:.0f} min" if minutes >= 1 else "under a minute"
+    return f"{line}, about {about} on {cores} cores (the plan's estimate, docs/scale.md)"

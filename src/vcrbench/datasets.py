@@ -218,8 +218,6 @@ EXTREME_ASPECT = 4.0
 
 # --------------------------------------------------------------------------- the clean set
 
-CLEAN_IMAGES = "images.npy"
-CLEAN_INDEX = "index.parquet"
 #: The stored images beside the crops (``dataset.resolution: stored``).
 CLEAN_STORED = "stored.npy"
 

@@ -40,8 +40,6 @@ from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 REFERENCES = ("original", "zero-condition")
 #: Our own manipulations; every other corruption name goes through the corruptions registry.
 LOCAL_MANIPULATIONS = ("geirhos_lowpass",)
-#: Width of a clean-set 224 crop in Geirhos' 224-px low-pass grid: 256/224 of our pixels per theirs.
-LOWPASS_SIGMA_SCALE_224_CROP = 256.0 / 224.0
 
 
 def conditions_of(trials: pd.DataFrame) -> pd.DataFrame:

@@ -88,7 +88,6 @@ CORRUPTION_CATEGORIES = f"{RESULTS}/tables/corruption_categories.csv"
 HUMAN_SIMILARITY = f"{RESULTS}/tables/human_similarity.csv"
 HUMAN_SIMILARITY_CLASSES = f"{RESULTS}/tables/human_similarity_classes.csv"
 PAPER_TABLES = f"{RESULTS}/tables/paper"
-PAPER_TABLE = f"{PAPER_TABLES}/{{name}}.{{ext}}"
 #: Per-corruption figures: ``kind`` is curves, dv_histograms, hmri_mrsi or imagenet_c_vs_vcr.
 FIGURE = f"{RESULTS}/figures/{{kind}}/{{corruption}}.{{ext}}"
 #: Fig. 3: every corruption at increasing Δv, beside the per-corruption grids of ``examples``
@@ -154,21 +153,6 @@ def provenance(output: str | Path) -> str:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def paper_table(name: str, ext: str = "csv") -> str:
-    """A table of the paper (``results/tables/paper/{name}.{ext}``)."""
-    return PAPER_TABLE.format(name=name, ext=ext)
-
-
-def figure(kind: str, ext: str = "png", corruption: str = "{corruption}") -> str:
-    """A per-corruption figure (a wildcard pattern of the corruption by default)."""
-    return FIGURE.format(kind=kind, corruption=corruption, ext=ext)
-
-
-def figures(kind: str, exts, corruption: str = "{corruption}") -> list[str]:
-    """The same figure in several formats."""
-    return [figure(kind, ext, corruption) for ext in exts]
 
 
 def human_estimates(reference: str = "{reference}") -> list[str]:

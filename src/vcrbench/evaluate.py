@@ -37,6 +37,12 @@ from vcrbench.estimation.status import (
     with_status,
 )
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
+from vcrbench.labels import (
+    DEFAULT_DECISION16,
+    PROB16_COLUMNS,
+    check_decision16,
+    decide_16_by,
+)
 from vcrbench.vocab import (
     DATASET_DECISION,
     DATASET_LABEL_SPACE,
@@ -69,8 +75,8 @@ def read_prediction_file(path: str | os.PathLike, extra: Sequence[str] = ()) -> 
     return io.read_columns(path, [*PREDICTION_COLUMNS, *extra])
 
 
-def read_predictions(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
-    frames = [read_prediction_file(p) for p in paths]
+def read_predictions(paths: Sequence[str | os.PathLike], extra: Sequence[str] = ()) -> pd.DataFrame:
+    frames = [read_prediction_file(p, extra) for p in paths]
     if not frames:
         raise EvaluationError("no prediction files given")
     out = pd.concat(frames, ignore_index=True)
@@ -79,19 +85,41 @@ def read_predictions(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     return out.sort_values("sample_id", kind="stable").reset_index(drop=True)
 
 
+def extra_columns(decision16: str = DEFAULT_DECISION16) -> tuple[str, ...]:
+    """The prediction file's columns beyond :data:`PREDICTION_COLUMNS` that the 16-class rule
+    ``decision16`` reads (``sum``: the mean probabilities it sums; the others: none)."""
+    return PROB16_COLUMNS if check_decision16(decision16) == "sum" else ()
+
+
+def _decided16(frame: pd.DataFrame, decision16: str) -> pd.DataFrame:
+    """``frame`` with its ``pred16`` column decided by ``decision16`` (the stored column is the
+    ``mean`` rule's; the others are recomputed from ``pred`` or the ``prob16_*`` columns)."""
+    if check_decision16(decision16) == DEFAULT_DECISION16:
+        return frame
+    prob16 = frame[list(PROB16_COLUMNS)].to_numpy() if decision16 == "sum" else None
+    out = frame.copy()
+    out[HUMAN_DECISION[0]] = decide_16_by(decision16, frame["pred"].to_numpy(), prob16)
+    return out
+
+
 def decisions(
     preds: pd.DataFrame,
     clean: pd.DataFrame,
     label_space: str,
     dataset_space: str,
     where: str = "predictions",
+    decision16: str = DEFAULT_DECISION16,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(pred, label, clean_pred)`` of every sample in one label space: the model's decision, the
     sample's label (< 0: none) and the model's decision on the same clean image. None where the
-    model makes no decisions in that space (16 classes, for a model not over ImageNet-1k)."""
+    model makes no decisions in that space (16 classes, for a model not over ImageNet-1k).
+    ``decision16``: the 16-class rule (:data:`vcrbench.labels.DECISION16_RULES`; ``top1`` gives
+    -1, no class, where the top-1 is none of the 16 classes' ImageNet classes)."""
     pred_col, label_col = decision_columns(label_space, dataset_space)
     if label_space == HUMAN_LABEL_SPACE and (preds[pred_col] < 0).all():
         return None  # the model's outputs are not ImageNet-1k: no 16-class decision
+    if label_space == HUMAN_LABEL_SPACE:
+        preds, clean = _decided16(preds, decision16), _decided16(clean, decision16)
     clean_pred = clean.drop_duplicates("image_id").set_index("image_id")[pred_col]
     missing = ~preds["image_id"].isin(clean_pred.index)
     if missing.any():
@@ -117,20 +145,28 @@ class Outcomes(NamedTuple):
 
 
 def outcomes(
-    preds: pd.DataFrame, clean: pd.DataFrame, label_space: str, dataset_space: str
+    preds: pd.DataFrame,
+    clean: pd.DataFrame,
+    label_space: str,
+    dataset_space: str,
+    decision16: str = DEFAULT_DECISION16,
 ) -> dict[str, Outcomes] | None:
     """``{"a": Outcomes, "p": Outcomes}`` in one label space; None if not available.
 
     ``anchor`` for accuracy is the array of clean 0/1 outcomes (so the bootstrap resamples it);
     for consistency it is 1.0. ``groups``/``anchor_groups`` are the image ids of the samples and
     of the clean outcomes: the bootstrap resamples images, every sample of an image and its clean
-    outcome together. A property with no observations is left out.
+    outcome together. A property with no observations is left out. ``decision16``: the 16-class
+    rule (:func:`decisions`); a decision of no class (-1, ``top1``) is neither correct nor
+    consistent, as a human's missing answer.
     """
-    found = decisions(preds, clean, label_space, dataset_space)
+    found = decisions(preds, clean, label_space, dataset_space, decision16=decision16)
     if found is None:
         return None
     pred, label, clean_pred = found
     pred_col, label_col = decision_columns(label_space, dataset_space)
+    if label_space == HUMAN_LABEL_SPACE:
+        clean = _decided16(clean, decision16)  # the clean decisions of the anchor, by the same rule
     dv = preds["dv"].to_numpy(np.float64)
     images = preds["image_id"].astype(str).to_numpy()
     out: dict = {}
@@ -144,7 +180,8 @@ def outcomes(
         ).astype(np.float64)
         anchor_images = clean["image_id"].astype(str).to_numpy()[clean_labelled]
         out["a"] = Outcomes(dv[labelled], y, anchor, images[labelled], anchor_images)
-    out["p"] = Outcomes(dv, (pred == clean_pred).astype(np.float64), 1.0, images, None)
+    same = (pred == clean_pred) & (pred >= 0)
+    out["p"] = Outcomes(dv, same.astype(np.float64), 1.0, images, None)
     return out
 
 
@@ -191,21 +228,20 @@ def evaluate(
     an error either way. Returns the metrics table (one row per label space).
     """
     check_short_label_space(short_label_space)
-    preds = read_predictions(prediction_paths)
-    clean = read_prediction_file(clean_path)
+    decision16 = check_decision16(settings.get("decision16", DEFAULT_DECISION16))
+    extra = extra_columns(decision16)
+    preds = read_predictions(prediction_paths, extra)
+    clean = read_prediction_file(clean_path, extra)
     human = None
     if reference_dir is not None:
         human = read_human_estimate(Path(reference_dir))
-    setup = _Setup(
-        model, corruption, settings, estimation.estimate_kwargs(settings), seed, human,
-        scenario_level, progress,
-    )  # fmt: skip
+    setup = _Setup(model, corruption, settings, seed, human, scenario_level, progress)
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
     replicate_frames: list[pd.DataFrame] = []
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
-        obs = outcomes(preds, clean, space, dataset_label_space)
+        obs = outcomes(preds, clean, space, dataset_label_space, decision16=decision16)
         if obs is None:
             log.info("%s: no %s decisions; label space skipped", model, space)
             continue
@@ -262,7 +298,6 @@ class _Setup(NamedTuple):
     model: str
     corruption: str
     settings: Mapping
-    est_kwargs: dict
     seed: int
     human: HumanEstimate | None
     scenario_level: float
@@ -283,7 +318,7 @@ def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
         anchor_groups=o.anchor_groups,
         seed=est_seed,
         progress=setup.progress,
-        **setup.est_kwargs,
+        **estimation.estimate_kwargs(setup.settings, label_space=space, anchor0=o.anchor),
     )
     values = {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
     human_row, human_reps = _human_aware(

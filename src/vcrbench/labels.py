@@ -40,6 +40,8 @@ from vcrbench.vocab import (
 
 #: Number of ImageNet-1k classes that map to one of the 16 classes.
 GEIRHOS16_N_FINE = 207
+#: A prediction file's columns of the 16 classes' mean probabilities, in class order.
+PROB16_COLUMNS = tuple(f"prob16_{name}" for name in GEIRHOS16_CLASSES)
 
 
 # --------------------------------------------------------------------------- ImageNet classes
@@ -336,3 +338,40 @@ def probabilities_to_16(probs: np.ndarray) -> np.ndarray:
 def decide_16(probs: np.ndarray) -> np.ndarray:
     """The 16-class decision (int8 index into :data:`GEIRHOS16_CLASSES`) of ImageNet-1k probabilities."""
     return probabilities_to_16(probs).argmax(axis=-1).astype(np.int8)
+
+
+#: The 16-class decision rules (``estimation.decision16``): ``mean`` (argmax of the mean
+#: probability of each class's ImageNet classes, Geirhos et al.'s appendix, model-vs-human; the
+#: ``pred16`` column inference stores), ``sum`` (argmax of their summed probabilities, Geirhos et
+#: al.'s main text) and ``top1`` (the 1,000-class top-1 mapped to its class, −1 where it is none
+#: of the 207: the VCR authors' analysis notebook).
+DECISION16_RULES = ("mean", "sum", "top1")
+DEFAULT_DECISION16 = "mean"
+
+
+def check_decision16(rule: str) -> str:
+    """``rule`` if it is one of :data:`DECISION16_RULES`, else :class:`LabelSpaceError`."""
+    if rule not in DECISION16_RULES:
+        raise LabelSpaceError(
+            f"estimation.decision16 must be one of {DECISION16_RULES}, got {rule!r}"
+        )
+    return rule
+
+
+def decide_16_by(rule: str, pred: np.ndarray, prob16: np.ndarray | None = None) -> np.ndarray:
+    """The 16-class decision (int8; −1: none) of each image under ``rule``, from what a
+    prediction file keeps: ``pred`` (the 1,000-class top-1) and, for ``mean``/``sum``, ``prob16``
+    ((N, 16) mean probabilities, the ``prob16_<class>`` columns). ``sum`` multiplies each mean by
+    its class's number of ImageNet classes (the sum, up to float32 rounding of the stored mean)."""
+    check_decision16(rule)
+    if rule == "top1":
+        return imagenet_to_16(pred)
+    if prob16 is None:
+        raise LabelSpaceError(f"the 16-class rule {rule!r} needs the prob16_<class> columns")
+    prob16 = np.asarray(prob16, dtype=np.float64)
+    if prob16.ndim != 2 or prob16.shape[1] != len(GEIRHOS16_CLASSES):
+        raise LabelSpaceError(f"prob16 must be (N, 16), got shape {prob16.shape}")
+    if rule == "sum":
+        sizes = np.array([len(v) for v in geirhos16_imagenet_indices().values()], np.float64)
+        prob16 = prob16 * sizes
+    return prob16.argmax(axis=1).astype(np.int8)

@@ -74,8 +74,12 @@ TIED: dict[str, dict[str, str]] = {
         "n_boot": "estimation.n_boot",
         "seed": "seed",
         "grid_size": "estimation.grid_size",
+        "empty_bins": "estimation.empty_bins",
     },
-    "vcrbench.estimation.bootstrap:replicate_curves": {"spline": "estimation.spline"},
+    "vcrbench.estimation.bootstrap:replicate_curves": {
+        "spline": "estimation.spline",
+        "empty_bins": "estimation.empty_bins",
+    },
     "vcrbench.estimation.spline:Curve.__init__": {"spline": "estimation.spline"},
     "vcrbench.estimation.spline:_basis": {"grid_size": "estimation.grid_size"},
     "vcrbench.estimation.area:default_grid": {"grid_size": "estimation.grid_size"},
@@ -94,6 +98,7 @@ TIED: dict[str, dict[str, str]] = {
         "grid_size": "estimation.grid_size",
         "bootstrap_penalty": "estimation.bootstrap_penalty",
         "small_sample": "estimation.small_sample",
+        "empty_bins": "estimation.empty_bins",
     },
     "vcrbench.estimation.spline:fit_curve": {
         "spline": "estimation.spline",
@@ -102,7 +107,11 @@ TIED: dict[str, dict[str, str]] = {
         "n_folds": "estimation.n_folds",
         "seed": "seed",
         "grid_size": "estimation.grid_size",
+        "empty_bins": "estimation.empty_bins",
     },
+    "vcrbench.evaluate:decisions": {"decision16": "estimation.decision16"},
+    "vcrbench.evaluate:extra_columns": {"decision16": "estimation.decision16"},
+    "vcrbench.evaluate:outcomes": {"decision16": "estimation.decision16"},
     "vcrbench.evaluate:evaluate": {
         "label_spaces": "estimation.label_spaces",
         "scenario_level": "humans.scenario_level",
@@ -266,6 +275,8 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.estimation.spline:DEFAULT_N_FOLDS": ("estimation.n_folds",),
     "vcrbench.estimation.spline:DEFAULT_SPLINE": ("estimation.spline",),
+    "vcrbench.estimation.spline:DEFAULT_EMPTY_BINS": ("estimation.empty_bins",),
+    "vcrbench.labels:DEFAULT_DECISION16": ("estimation.decision16",),
     "vcrbench.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
     "vcrbench.estimation.area:GRID_SIZE": ("estimation.grid_size",),
@@ -282,6 +293,7 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
     "vcrbench.estimation.estimate:SMALL_SAMPLE": "the values estimation.small_sample may take",
     "vcrbench.estimation.status:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
+    "vcrbench.estimation.spline:EMPTY_BINS": "the values estimation.empty_bins may take",
     "vcrbench.vocab:DATASET_LABEL_SPACE": "the config's word for the dataset's own label space",
 }
 

@@ -134,14 +134,56 @@ def test_rows_on_what_the_paper_leaves_unstated(tmp_path):
     assert "Koenker" in similarity["paper"] and "Payton" in similarity["note"]
 
 
-def test_anchor_s1_matches_only_when_pinned(tmp_path):
+def test_anchor_s1_matches_at_chance(tmp_path):
     cfg = config_of("paper.yaml", tmp_path)
     row = by_definition(cfg)["anchor s(1)"]
-    assert row["matches_paper"] == "no" and "not anchored" in row["note"]
+    assert row["matches_paper"] == "yes" and row["config_key"] == "estimation.anchor1"
+    assert "1/1000" in row["this_run"] and "1/16" in row["this_run"]
+    assert "known values" in row["paper"]
+    default = by_definition(config_of("config.yaml", tmp_path))["anchor s(1)"]
+    assert default["matches_paper"] == "no" and "not anchored" in default["note"]
+    assert "chance" in default["note"] and "1/K" in default["note"]  # weighed, and how to pin it
     cfg = copy.deepcopy(cfg)
     cfg["estimation"]["anchor1"] = 0.0
     row = by_definition(cfg)["anchor s(1)"]
-    assert (row["this_run"], row["matches_paper"]) == ("pinned at 0", "yes")
+    assert (row["this_run"], row["matches_paper"]) == ("pinned at 0", "unstated")
+
+
+def test_the_empty_bins_row_names_the_toolbox_and_follows_the_option(tmp_path):
+    cfg = config_of("paper.yaml", tmp_path)
+    row = by_definition(cfg)["bins with fewer than L samples"]
+    assert row["matches_paper"] == "yes" and row["config_key"] == "estimation.empty_bins"
+    assert "P_j = -1" in row["paper"] and "calculate_accs" in row["paper"]
+    cfg = copy.deepcopy(cfg)
+    cfg["estimation"]["empty_bins"] = "zero"
+    row = by_definition(cfg)["bins with fewer than L samples"]
+    assert row["matches_paper"] == "no" and row["this_run"].startswith("rate 0")
+
+
+@pytest.mark.parametrize(
+    ("rule", "words"), [("mean", "mean"), ("sum", "summed"), ("top1", "top-1")]
+)
+def test_the_decision_row_names_all_three_rules(tmp_path, rule, words):
+    cfg = copy.deepcopy(config_of("paper.yaml", tmp_path))
+    assert cfg["estimation"]["decision16"] == "mean"  # paper.yaml keeps the mean
+    cfg["estimation"]["decision16"] = rule
+    row = by_definition(cfg)["1000 -> 16 class decision"]
+    assert words in row["this_run"] and row["config_key"] == "estimation.decision16"
+    assert row["matches_paper"] == "unstated"
+    assert all(w in row["paper"] for w in ("sums", "mean", "top-1", "WordNet hierarchy"))
+    assert all(w in row["note"] for w in ("mean", "sum", "top1"))
+
+
+def test_coverage_and_spline_rows_say_what_the_text_and_the_citation_say(tmp_path):
+    rows = by_definition(config_of("paper.yaml", tmp_path))
+    coverage = rows["coverage threshold"]
+    assert "covered bins / 40" in coverage["paper"] and "k/39" in coverage["paper"]
+    assert coverage["matches_paper"] == "yes" and "the text divides by 40" in coverage["note"]
+    fit = rows["curve fit"]
+    assert "'monotonic smoothing splines' (§3.2)" in fit["paper"]
+    assert "the quantile (L1) reading is the citation's" in fit["paper"]
+    similarity = rows["similarity test of human curves"]
+    assert "Fig. 12's caption" in similarity["paper"]
 
 
 def test_the_toolbox_analysis_code_is_recorded_against_the_text(tmp_path):

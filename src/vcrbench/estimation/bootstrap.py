@@ -19,6 +19,7 @@ from vcrbench.estimation.area import GRID_SIZE
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID
 from vcrbench.estimation.spline import (
+    DEFAULT_EMPTY_BINS,
     DEFAULT_SPLINE,
     LAMBDA_GRID,
     SPLINES,
@@ -29,6 +30,7 @@ from vcrbench.estimation.spline import (
     _select_lambda,
     _select_lambda_sic,
     check_spline,
+    zero_filled,
 )
 from vcrbench.estimation.validate import (
     as_outcomes,
@@ -89,6 +91,7 @@ def replicate_curves(
     weights: np.ndarray | None = None,
     anchor_weights: np.ndarray | None = None,
     spline: str = DEFAULT_SPLINE,
+    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> np.ndarray:
     """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate
     (P-spline: by ``n_folds``-fold CV on the resample, folds holding whole units; quantile spline:
@@ -119,6 +122,8 @@ def replicate_curves(
         count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
         count = np.where(used, count, 0.0)
         x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
+        if empty_bins == "zero":  # the bins missing in the data, as the point curve fills them
+            x, count, corr = zero_filled(x, count, corr, used, n_bins)
         if n_folds is not None and spline == "quantile":
             grid = _candidates(lam, QUANTILE_LAMBDA_GRID)
             lam_b = _select_lambda_sic(basis, x, count, corr, a0, anchor1, grid)[0]
@@ -226,6 +231,7 @@ def bootstrap(
     progress: bool | None = None,
     n_folds: int | None = None,
     spline: str = DEFAULT_SPLINE,
+    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> np.ndarray:
     """Bootstrap replicate curves, shape ``(n_boot, grid_size)``, float32.
 
@@ -237,7 +243,9 @@ def bootstrap(
     array of clean 0/1 outcomes rather than a number, the anchor is resampled too (jointly with
     the samples' groups when ``anchor_groups`` is given). ``spline``: the fit
     (:func:`~vcrbench.estimation.fit_curve`; with ``n_folds``, the quantile spline re-chooses its
-    penalty by SIC). Same arguments and seed, same result.
+    penalty by SIC). ``empty_bins``: ``"zero"`` fills the bins under ``min_count`` in the full
+    data with rate 0 in every replicate (:func:`~vcrbench.estimation.spline.zero_filled`). Same
+    arguments and seed, same result.
     """
     samples = check_samples(dv, correct, groups)
     dv, y, groups = samples.dv, samples.y, samples.groups
@@ -263,6 +271,7 @@ def bootstrap(
         progress=progress,
         n_folds=n_folds,
         spline=spline,
+        empty_bins=empty_bins,
     )
 
 

@@ -32,19 +32,32 @@ from vcrbench.estimation.bootstrap import (
     widen,
 )
 from vcrbench.estimation.counts import DEFAULT_MIN_COUNT
-from vcrbench.estimation.spline import DEFAULT_N_FOLDS, DEFAULT_SPLINE, check_spline, fit_curve
+from vcrbench.estimation.spline import (
+    DEFAULT_EMPTY_BINS,
+    DEFAULT_N_FOLDS,
+    DEFAULT_SPLINE,
+    check_empty_bins,
+    check_spline,
+    fit_curve,
+)
 from vcrbench.estimation.validate import (
     check_anchor,
     check_samples,
     sample_weights,
     single_blas_thread,
 )
-from vcrbench.vocab import BINS_COLUMNS, N_BINS
+from vcrbench.vocab import BINS_COLUMNS, HUMAN_LABEL_SPACE, IMAGENET1K, N_BINS
 
 #: How bootstrap replicates get their smoothing penalty (:func:`estimate`).
 BOOTSTRAP_PENALTIES = ("reselect", "fixed")
 #: Small-sample corrections of the bootstrap (:func:`estimate`).
 SMALL_SAMPLE = ("t", "none")
+#: ``estimation.anchor1``'s value that pins s(1) at chance level, 1/K of the label space's K
+#: classes (:func:`chance_level`): what an observer that guesses scores once Δv = 1 (VIF = 0)
+#: leaves no information.
+ANCHOR1_CHANCE = "chance"
+#: The classes of the label spaces whose chance level is known to the estimator.
+CHANCE_CLASSES = {IMAGENET1K: 1000, HUMAN_LABEL_SPACE: 16}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -233,6 +246,7 @@ def estimate(
     weights=None,
     anchor_weights=None,
     spline: str = DEFAULT_SPLINE,
+    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -273,12 +287,16 @@ def estimate(
         weighted mean.
     spline : the fit, ``"pspline"`` (default) or ``"quantile"`` (the paper's L1 quantile
         smoothing spline; :func:`~vcrbench.estimation.fit_curve`).
+    empty_bins : ``"skip"`` (default: bins under ``min_count`` are missing, Alg. 1) or ``"zero"``
+        (they enter the point curve and every replicate at rate 0, as the authors' toolbox;
+        :func:`~vcrbench.estimation.spline.zero_filled`).
 
     Returns
     -------
     Estimate
     """
     check_spline(spline)
+    check_empty_bins(empty_bins)
     samples = check_samples(dv, correct, groups)
     weights = sample_weights(weights, correct)
     a0, anchor_data, anchor_weights, anchor1 = _anchors(
@@ -288,6 +306,8 @@ def estimate(
     cv_rng, boot_rng = np.random.Generator(np.random.PCG64(seed)).spawn(2)
     # What the point curve and every bootstrap replicate are fitted with alike.
     shared = {"n_bins": n_bins, "anchor1": anchor1, "grid_size": grid_size, "spline": spline}
+    if empty_bins != DEFAULT_EMPTY_BINS:
+        shared["empty_bins"] = empty_bins
     curve = fit_curve(
         samples.dv, samples.y, a0, min_count=min_count, lam=lam, n_folds=n_folds, seed=cv_rng,
         groups=samples.groups, weights=weights, **shared,
@@ -422,14 +442,40 @@ SETTINGS_ARGUMENTS = {
     "bootstrap_penalty": "bootstrap_penalty",
     "small_sample": "small_sample",
     "spline": "spline",
+    "empty_bins": "empty_bins",
 }
 
 
-def estimate_kwargs(settings) -> dict:
+def estimate_kwargs(settings, label_space: str | None = None, anchor0=None) -> dict:
     """:func:`estimate`'s keyword arguments from the config's ``estimation`` block (keys it does
-    not set, or sets to null, keep the estimator's defaults)."""
-    return {
+    not set, or sets to null, keep the estimator's defaults).
+
+    ``anchor1: chance`` becomes the chance level of ``label_space`` (:func:`chance_level`), or
+    s(0) where that is lower (``anchor0``: s(0), or the clean outcomes it is the mean of): a
+    non-increasing curve cannot end above its start. Without a label space it is an error."""
+    out = {
         arg: settings[key]
         for key, arg in SETTINGS_ARGUMENTS.items()
         if settings.get(key) is not None
     }
+    if out.get("anchor1") == ANCHOR1_CHANCE:
+        if label_space is None:
+            raise ValueError(
+                "estimation.anchor1: chance needs the label space of the curve (its 1/K)"
+            )
+        chance = chance_level(label_space)
+        start = None if anchor0 is None else float(np.mean(anchor0))
+        out["anchor1"] = chance if start is None else min(chance, start)
+    return out
+
+
+def chance_level(label_space: str) -> float:
+    """1/K, the accuracy of guessing among the K classes of ``label_space`` (ImageNet-1k: 1/1000,
+    the 16 classes of the human experiments: 1/16); a ValueError for a label space whose K the
+    estimator does not know (give ``estimation.anchor1`` a number there)."""
+    if label_space not in CHANCE_CLASSES:
+        raise ValueError(
+            f"estimation.anchor1: chance is known for {sorted(CHANCE_CLASSES)}, not for label "
+            f"space {label_space!r}; give anchor1 a number"
+        )
+    return 1.0 / CHANCE_CLASSES[label_space]

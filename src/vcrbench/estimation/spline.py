@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench.bins import as_dv, bin_index
+from vcrbench.bins import as_dv, bin_edges, bin_index
 from vcrbench.errors import ShortSampleError
 from vcrbench.estimation import lazy_scipy
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
@@ -42,6 +42,11 @@ SPLINE_DEGREE = 3
 #: P-spline (cubic) and Koenker, Ng & Portnoy's quantile smoothing spline (linear).
 SPLINES = {"pspline": SPLINE_DEGREE, "quantile": 1}
 DEFAULT_SPLINE = "pspline"
+#: What a bin without ``min_count`` samples is (``estimation.empty_bins``): ``skip``, missing
+#: (Alg. 1's P_j = -1, bridged by the fit), or ``zero``, a rate of 0 (the VCR authors' toolbox,
+#: ``utils/metric.py`` ``calculate_accs``) weighted as the mean used bin, at the bin's centre.
+EMPTY_BINS = ("skip", "zero")
+DEFAULT_EMPTY_BINS = "skip"
 #: Candidate penalties (weights are normalised to sum to 1): 10^-8 … 10^2 in half decades.
 LAMBDA_GRID = tuple(float(10.0**e) for e in np.arange(-8.0, 2.01, 0.5))
 DEFAULT_N_FOLDS = 5
@@ -252,6 +257,31 @@ def _bin_data(basis, x, count, correct, Bx=None):
     return Bx, np.zeros(0), np.zeros(0)
 
 
+def zero_filled(x, count, correct, used, n_bins: int):
+    """``(x, count, correct)`` of the bins with the bins not ``used`` (fewer than ``min_count``
+    samples in the data) filled in as rate 0: at the bin's centre (bin ``n_bins - 1`` is v = 1),
+    with the mean count of the used bins, so that each weighs as much as a typical used bin (the
+    toolbox fits its bins unweighted). Bins with samples keep their own values."""
+    missing = ~np.asarray(used, dtype=bool)
+    if not missing.any():
+        return x, count, correct
+    filled = count[~missing]
+    weight = float(filled.mean()) if len(filled) else 0.0
+    centre = bin_edges(n_bins)[2]
+    return (
+        np.where(missing, centre, x),
+        np.where(missing, weight, count),
+        np.where(missing, 0.0, correct),
+    )
+
+
+def check_empty_bins(empty_bins: str) -> str:
+    """``empty_bins`` if it is one of :data:`EMPTY_BINS`, else a ValueError naming them."""
+    if empty_bins not in EMPTY_BINS:
+        raise ValueError(f"empty_bins must be one of {EMPTY_BINS}, got {empty_bins!r}")
+    return empty_bins
+
+
 def _select_lambda_sic(basis, x, count, correct, anchor0, anchor1, lam_grid=QUANTILE_LAMBDA_GRID):
     """The quantile spline's penalty by SIC on the bins (:func:`select_lambda_sic`)."""
     lower = 0.0 if anchor1 is None else anchor1
@@ -373,6 +403,7 @@ def fit_curve(
     grid_size: int = GRID_SIZE,
     weights=None,
     spline: str = DEFAULT_SPLINE,
+    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> Curve:
     """Alg. 1's curve: the monotone anchored smoothing spline through the bin rates of samples.
 
@@ -392,12 +423,16 @@ def fit_curve(
         counts are weighted sums (:func:`sample_weights` checks them).
     spline : ``"pspline"`` (penalised least squares, cubic) or ``"quantile"`` (Koenker, Ng &
         Portnoy's L1 quantile smoothing spline, linear; :mod:`vcrbench.estimation.quantile`).
+    empty_bins : ``"skip"`` (bins under ``min_count`` are missing, bridged by the fit) or
+        ``"zero"`` (they enter at rate 0, :func:`zero_filled`; the P-spline's penalty is still
+        cross-validated on the samples alone).
 
     Returns
     -------
     Curve on the grid of ``grid_size`` points, with the bins table of the samples (``bins``).
     """
     check_spline(spline)
+    check_empty_bins(empty_bins)
     samples = check_samples(dv, correct, groups)
     anchor0, anchor1 = _checked_anchors(anchor0, anchor1)
     rng = (
@@ -415,6 +450,8 @@ def fit_curve(
     cv_scores = None
     used_count = np.where(used, count, 0.0)
     x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
+    if empty_bins == "zero":
+        x, used_count, corr = zero_filled(x, used_count, corr, used, n_bins)
     if lam is None and spline == "quantile":
         lam, cv_scores = _select_lambda_sic(basis, x, used_count, corr, anchor0, anchor1)
     elif lam is None:

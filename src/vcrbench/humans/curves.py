@@ -43,7 +43,7 @@ from vcrbench.estimation.estimate import with_replicates
 from vcrbench.estimation.storage import HumanEstimate
 from vcrbench.humans import mapping, trial_schema
 from vcrbench.humans.trial_schema import HumanDataError
-from vcrbench.vocab import PROPERTY_NAMES, param_columns_of
+from vcrbench.vocab import HUMAN_LABEL_SPACE, PROPERTY_NAMES, param_columns_of
 
 PROPERTIES = PROPERTY_NAMES
 
@@ -205,12 +205,13 @@ def _estimate_one(
 ):
     from vcrbench import estimation
 
-    kwargs = estimation.estimate_kwargs(settings)
+    # The human data are 16-way forced choice: chance (anchor1: chance) is 1/16.
+    kwargs = estimation.estimate_kwargs(settings, label_space=HUMAN_LABEL_SPACE, anchor0=anchor0)
     n_boot = int(kwargs.pop("n_boot"))
     # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
     common = {
         k: kwargs[k]
-        for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline")
+        for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline", "empty_bins")
         if k in kwargs
     }
     if kwargs.get("lam") is None and kwargs["bootstrap_penalty"] == "reselect":

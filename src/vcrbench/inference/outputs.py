@@ -24,14 +24,13 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from vcrbench.labels import GEIRHOS16_CLASSES, geirhos16_matrix
+from vcrbench.labels import PROB16_COLUMNS, geirhos16_matrix
 from vcrbench.vocab import PREDICTION_COLUMNS
 
 #: Classes kept per image (``top1`` … ``top5``).
 TOP_K = 5
 TOP_CLASS_COLUMNS = tuple(f"top{k}" for k in range(1, TOP_K + 1))
 TOP_PROB_COLUMNS = tuple(f"top{k}_prob" for k in range(1, TOP_K + 1))
-PROB16_COLUMNS = tuple(f"prob16_{name}" for name in GEIRHOS16_CLASSES)
 LOGPROBS = "logprobs"
 
 _BASE_TYPES = {
@@ -83,7 +82,7 @@ class Outputs:
         self.top = torch.full((n, TOP_K), -1, dtype=torch.int32, device=device)
         self.top_prob = torch.full((n, TOP_K), torch.nan, dtype=torch.float32, device=device)
         self.prob16 = torch.full(
-            (n, len(GEIRHOS16_CLASSES)), torch.nan, dtype=torch.float32, device=device
+            (n, len(PROB16_COLUMNS)), torch.nan, dtype=torch.float32, device=device
         )
         self.entropy = torch.empty(n, dtype=torch.float32, device=device)
         self.m16 = torch.from_numpy(geirhos16_matrix().copy()).to(device) if imagenet else None

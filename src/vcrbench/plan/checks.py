@@ -33,7 +33,10 @@ def check(config: Mapping, schema_failed: bool = False) -> None:
     not know: an error other than ``ConfigError``) is left out, not raised.
     """
     problems: list[str] = []
-    checks = (_check_dataset, _check_corruptions, retrain.check, _check_models, humans.check)
+    checks = (
+        _check_dataset, _check_corruptions, retrain.check, _check_models, humans.check,
+        _check_anchor1,
+    )  # fmt: skip
     for block_check in (*checks, lambda c: check_options(c["figures"])):
         problems += _problems_of(block_check, config, schema_failed or bool(problems))
     raise_all(problems)
@@ -51,6 +54,21 @@ def _problems_of(block_check, config: Mapping, schema_failed: bool) -> list[str]
         if not schema_failed:
             raise
     return []
+
+
+def _check_anchor1(config: Mapping) -> None:
+    """``estimation.anchor1: chance`` needs a label space whose number of classes the estimator
+    knows (ImageNet-1k; the 16 classes always)."""
+    from vcrbench.estimation.estimate import ANCHOR1_CHANCE, CHANCE_CLASSES
+
+    if config["estimation"].get("anchor1") != ANCHOR1_CHANCE:
+        return
+    space = dataset_label_space(config["dataset"]).name
+    if space not in CHANCE_CLASSES:
+        raise ConfigError(
+            "config key 'estimation.anchor1': chance is known for "
+            f"{sorted(CHANCE_CLASSES)}, not for the dataset's label space {space!r}; give a number"
+        )
 
 
 def _check_dataset(config: Mapping) -> None:

@@ -26,7 +26,7 @@ from vcrbench.vocab import (
 #: output as it was: a rule's params (:func:`params_section`) carry one only when the config sets
 #: it to something else, so that adding the key reruns nothing and changes no config hash.
 #: Block -> keys.
-PARAMS_WHEN_SET = {"estimation": ("short_label_space",)}
+PARAMS_WHEN_SET = {"estimation": ("short_label_space", "empty_bins", "decision16")}
 
 
 def params_section(config: Mapping, name: str) -> dict:

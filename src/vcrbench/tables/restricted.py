@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from vcrbench import estimation, evaluate, io, seeding, zeroshot
 from vcrbench.errors import EvaluationError, ShortSampleError
+from vcrbench.labels import DEFAULT_DECISION16
 from vcrbench.vocab import (
     HUMAN_LABEL_SPACE,
     IMAGENET1K,
@@ -83,10 +84,12 @@ def clean_correct(
     """Estimates on the samples whose clean image the model classifies correctly (module
     docstring): ``accuracy`` in each label space, and the zero-shot properties in the dataset's
     where ``zero_shot`` (``{"seen": …, "unseen": …}``) is given. Returns table rows and curves."""
-    kwargs = estimation.estimate_kwargs(settings)
+    decision16 = settings.get("decision16", DEFAULT_DECISION16)
     rows, curves = [], []
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
-        found = evaluate.decisions(preds, clean, space, dataset_label_space)
+        # the clean-correct samples' accuracy starts at 1 (anchor1: chance, at most that)
+        kwargs = estimation.estimate_kwargs(settings, label_space=space, anchor0=1.0)
+        found = evaluate.decisions(preds, clean, space, dataset_label_space, decision16=decision16)
         if found is None:
             continue
         pred, label, clean_pred = found
@@ -248,8 +251,9 @@ def write_restricted_tables(
 
 def clean_correct_job(prediction_paths, clean_path, **kwargs):
     """:func:`clean_correct` from a model's prediction files on one test set and its clean ones."""
-    preds = evaluate.read_predictions(prediction_paths)
-    return clean_correct(preds, evaluate.read_prediction_file(clean_path), **kwargs)
+    extra = evaluate.extra_columns(kwargs["settings"].get("decision16", DEFAULT_DECISION16))
+    preds = evaluate.read_predictions(prediction_paths, extra)
+    return clean_correct(preds, evaluate.read_prediction_file(clean_path, extra), **kwargs)
 
 
 def imagenet_c_clean_correct(

@@ -371,17 +371,21 @@ def _anchor1_row(anchor1) -> dict:
     if anchor1 == "chance":
         this_run, matches = "chance: 1/1000 on ImageNet-1k, 1/16 in the 16 classes", YES
         note = (
-            "the known value at Δv = 1: VIF = 0 leaves no information, so any answer is a guess; "
-            "on a class-balanced set an answer that ignores the image is right 1/K of the time "
-            "(s(0) where that is lower)"
+            "the one value known at Δv = 1: VIF = 0 leaves no information, so any answer is a "
+            "guess, and on class-balanced images (ImageNet's validation set; Geirhos et al.'s "
+            "trials) any answer that ignores the image is right 1/K of the time; in the 16 "
+            "classes ImageNet's images are not balanced (dog 109 and bird 49 of the 207 classes), "
+            "so a model's image-independent answer scores its class's share, not 1/16 "
+            "(s(0) where that is lower; docs/estimation.md)"
         )
     elif anchor1 is None:
         this_run, matches = "free (s(1) >= 0)", NO
         note = (
-            "not anchored; the known value at Δv = 1 is chance (1/K: VIF = 0 leaves only "
-            "guessing), exact for accuracy on a class-balanced set, approximate in the 16 "
-            "classes (unequal shares of ImageNet's classes) and for consistency; "
-            "estimation.anchor1: chance pins it (docs/estimation.md)"
+            "not anchored: the paper's 'known value' at Δv = 1 reads as chance (1/K: VIF = 0 "
+            "leaves only guessing), exact for accuracy on class-balanced images, not for a "
+            "model's 16-class answers on ImageNet (dog is 109 of the 207 classes) nor for "
+            "consistency; estimation.anchor1: chance pins it, as config/paper.yaml does "
+            "(docs/estimation.md)"
         )
     else:
         this_run, matches = f"pinned at {anchor1:g}", UNSTATED

@@ -202,3 +202,15 @@ def test_the_new_keys_stay_out_of_params_at_their_defaults():
     config["estimation"].update(empty_bins="zero", decision16="top1")
     section = plan_config.params_section(config, "estimation")
     assert (section["empty_bins"], section["decision16"]) == ("zero", "top1")
+
+
+def test_the_run_refuses_chance_on_a_label_space_of_unknown_size():
+    from vcrbench.errors import ConfigError
+    from vcrbench.plan import checks
+
+    own = {"label_space": {"name": "birds", "num_classes": 200}}
+    with pytest.raises(ConfigError, match="'estimation.anchor1': chance is known for"):
+        checks._check_anchor1({"dataset": own, "estimation": {"anchor1": "chance"}})
+    checks._check_anchor1({"dataset": own, "estimation": {"anchor1": 0.005}})  # a number: fine
+    imagenet = {"label_space": "imagenet1k"}
+    checks._check_anchor1({"dataset": imagenet, "estimation": {"anchor1": "chance"}})

@@ -257,3 +257,17 @@ def test_the_toolbox_variants_are_registered_where_the_toolbox_made_the_paper_se
         assert "toolbox" in list_variants(name), name
     assert list_variants("gaussian_noise") == {}
 
+
+def test_a_config_names_a_variant_and_a_wrong_one_is_a_config_error(tmp_path):
+    from tests.support.shipped import shipped_config
+    from vcrbench import plan
+
+    cfg = shipped_config("config.yaml", tmp_path)
+    cfg["corruptions"]["frost"] = {"variant": "toolbx"}
+    with pytest.raises(ValueError, match=r"corruptions.frost.*no variant 'toolbx'.*'toolbox'"):
+        plan.validate(cfg)
+    cfg["corruptions"]["frost"] = {"variant": "toolbox"}
+    assert plan.validate(cfg)["corruptions"]["frost"] == {"variant": "toolbox"}
+    paper = plan.validate(shipped_config("paper.yaml", tmp_path))["corruptions"]
+    toolbox = {name for name, entry in paper.items() if (entry or {}).get("variant") == "toolbox"}
+    assert toolbox == TOOLBOX_MADE

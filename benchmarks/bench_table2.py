@@ -8,8 +8,9 @@ WordNet ids; ``--images K`` draws K of them) and scaled down:
 - **VCR**: ``--n`` parameter-uniform samples per corruption on the paper's domains (motion blur:
   ``motion_blur_line``, the line kernel the toolbox generated it with; glass blur:
   ``glass_blur_toolbox``, its corner-only glass blur; ``--own-vcr-sets``: ImageNet-C's
-  ``motion_blur`` and ``glass_blur`` instead), every one
-  corrupted and measured. Printed: the coverage of those samples (threshold 20 scaled to N, as the
+  ``motion_blur`` and ``glass_blur`` instead; ``--toolbox-variants``: each VCR set with the
+  toolbox's own function and draw where it has one, ``variant: toolbox`` as config/paper.yaml
+  sets it), every one corrupted and measured. Printed: the coverage of those samples (threshold 20 scaled to N, as the
   workflow scales it: at least 1), and the expected coverage of the paper's N = 50,000 with its
   threshold 20, from the bin probabilities the samples estimate (a bin they never hit counts as
   uncovered, so rare bins make it an underestimate).
@@ -28,6 +29,7 @@ Coverage: 40 bins, bins 0..38 counted (k/39). Single threads per worker process.
     python benchmarks/bench_table2.py [--n 1000] [--workers 2] [--corruptions a,b] [--json out.json]
         [--dataset folder --path DIR --labels CSV [--images K]] [--resolution crop,stored]
         [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85] [--own-vcr-sets]
+        [--toolbox-variants]
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from scipy.stats import binom  # noqa: E402
 
 from vcrbench import coverage, measure, sampling  # noqa: E402
 from vcrbench.bins import counts_per_bin, scaled_min_count  # noqa: E402
-from vcrbench.corruptions import get_corruption  # noqa: E402
+from vcrbench.corruptions import get_corruption, list_variants  # noqa: E402
 from vcrbench.datasets import (  # noqa: E402
     CLEAN_STORED,
     CleanSet,
@@ -164,11 +166,16 @@ def imagenet_c_dv(c, images: Images, pipelines, jpeg) -> dict[str, list[float]]:
     return out
 
 
-def job(name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True) -> dict:
+def job(
+    name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True, toolbox: bool = False
+) -> dict:
     images = Images(folder)
     c = get_corruption(name, {"domain_set": "paper"})
-    # a row's VCR set: Table 2's pair (vocab.PAIRED_VCR_SETS), or its own with --own-vcr-sets
-    v = get_corruption(PAIRED_VCR_SETS.get(name, name) if paired else name, {"domain_set": "paper"})
+    # a row's VCR set: Table 2's pair (vocab.PAIRED_VCR_SETS), or its own with --own-vcr-sets;
+    # with --toolbox-variants the toolbox's own function and draw where it has one
+    vcr_name = PAIRED_VCR_SETS.get(name, name) if paired else name
+    variant = {"variant": "toolbox"} if toolbox and "toolbox" in list_variants(vcr_name) else {}
+    v = get_corruption(vcr_name, {"domain_set": "paper", **variant})
     start = time.perf_counter()
     m = sampling.make_manifest(v, images.clean, n, n, seed=21, mode="parameter-uniform")
     values = {p: m[f"param.{p}"].to_numpy() for p in v.param_names}
@@ -182,6 +189,7 @@ def job(name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True) ->
     return {
         "name": name,
         "vcr_corruption": v.name,
+        "vcr_variant": v.variant,
         "domain": {k: list(x) for k, x in v.domain.items()},
         "vcr_dv": vcr,
         "imagenet_c_dv": imagenet_c_dv(c, images, pipelines, jpeg),
@@ -262,6 +270,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="draw every row's VCR set from its own corruption (no motion_blur_line or "
         "glass_blur_toolbox)",
+    )
+    parser.add_argument(
+        "--toolbox-variants",
+        action="store_true",
+        help="draw the VCR sets with the toolbox's own function and draw where the corruption has "
+        "one (variant: toolbox, as config/paper.yaml); the ImageNet-C sets are ImageNet-C's",
     )
     args = parser.parse_args(argv)
     args.names = args.corruptions.split(",") if args.corruptions else list(PAPER_VCR)
@@ -347,7 +361,7 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     found = per_corruption(
         job, args.names, args.workers, args.n, args.pipelines, args.jpeg, not args.own_vcr_sets,
-        dataset=dataset, max_side=max_side,
+        args.toolbox_variants, dataset=dataset, max_side=max_side,
     )  # fmt: skip
     results = {r["name"]: r for r in found}
     n_inc = len(next(iter(results.values()))["imagenet_c_dv"][pipeline_key(*args.pipelines[0])])

@@ -269,9 +269,10 @@ def _write_imagenet_c(
     corruption, clean_set, rows, out_path, vif_variant, device, batch_size, label, meta
 ) -> Path:
     """Write ImageNet-C rows: parameters checked against their limits (a config may narrow the
-    sampled domain below the severities), ``severity`` kept."""
+    sampled domain below the severities), ``severity`` kept; ImageNet-C's function whatever
+    variant the corruption's VCR sets use (:meth:`Corruption.for_imagenet_c`)."""
     return _write_set(
-        corruption,
+        corruption.for_imagenet_c(),
         clean_set,
         rows,
         out_path,

@@ -274,6 +274,24 @@ def test_bench_table2_measures_a_folder_of_images_both_ways(photos, tmp_path, mo
         bench_table2.main(["--dataset", "folder", "--path", str(folder)])
 
 
+def test_bench_table2_draws_the_toolbox_variants_when_asked(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import bench_table2
+
+    bench_table2.prepare_images(str(tmp_path), bench_table2.read_embedded_dataset().head(2))
+    crop = [("crop", "float")]
+    frost = bench_table2.job("frost", str(tmp_path), 6, crop, [], True, True)
+    assert frost["vcr_variant"] == "toolbox"
+    assert bench_table2.job("frost", str(tmp_path), 6, crop, [], True, False)["vcr_variant"] == ""
+    # a row whose VCR set has no variant is drawn as before; motion blur's pair has one
+    assert (
+        bench_table2.job("brightness", str(tmp_path), 6, crop, [], True, True)["vcr_variant"] == ""
+    )
+    motion = bench_table2.job("motion_blur", str(tmp_path), 6, crop, [], True, True)
+    assert (motion["vcr_corruption"], motion["vcr_variant"]) == ("motion_blur_line", "toolbox")
+    assert bench_table2._parse_args(["--toolbox-variants"]).toolbox_variants
+
+
 def test_vif_keeps_a_bounded_number_of_filter_spectra_over_many_image_sizes():
     from vcrbench.vif import _backends
 

@@ -330,6 +330,8 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.consistency:write_consistency_table": {"min_count"},
     # how a corruption parameter moves on the dv-uniform path, not a lowpass scale
     "vcrbench.corruptions.registry:Param.__init__": {"scale"},
+    # the corruption's variant (its config entry's `variant`, "" for none), not vif.variant
+    "vcrbench.corruptions.registry:Corruption.__init__": {"variant"},
     # the kind of band asked of an estimate (pointwise or simultaneous), not dataset.kind
     "vcrbench.estimation.estimate:Estimate.band": {"kind"},
     # the batch of the humans' condition measurements; it disagrees with inference.batch_size

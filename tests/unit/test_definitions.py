@@ -12,6 +12,15 @@ from vcrbench import plan, schema
 from vcrbench.plan import definitions
 
 REPO = Path(__file__).resolve().parents[2]
+#: The corruptions whose paper VCR sets the authors' toolbox made with its own function or draw.
+TOOLBOX_MADE = (
+    "defocus_blur",
+    "frost",
+    "blur",
+    "median_blur",
+    "motion_blur_line",
+    "glass_blur_toolbox",
+)
 
 
 def config_of(name: str, tmp_path) -> dict:
@@ -197,17 +206,64 @@ def test_the_toolbox_analysis_code_is_recorded_against_the_text(tmp_path):
     )  # pspline
 
 
-def test_a_row_per_corruption_function_that_differs_from_the_toolbox(tmp_path):
-    rows = by_definition(config_of("paper.yaml", tmp_path))
-    functions = {
+def function_rows(cfg) -> dict[str, dict]:
+    return {
         d.removeprefix("corruption function: "): r
-        for d, r in rows.items()
+        for d, r in by_definition(cfg).items()
         if d.startswith("corruption function: ")
     }
-    assert {"defocus_blur", "color_jitter", "uniform_noise", "glass_blur"} <= set(functions)
+
+
+def test_a_row_per_corruption_function_that_differs_from_the_toolbox(tmp_path):
+    functions = function_rows(config_of("paper.yaml", tmp_path))
+    assert set(functions) == {*TOOLBOX_MADE, "glass_blur", "color_jitter", "uniform_noise"}
+    # config/paper.yaml: the toolbox's own function and draw for every VCR set it made
+    for name in TOOLBOX_MADE:
+        assert functions[name]["matches_paper"] == "yes", name
+        assert functions[name]["this_run"].endswith("(variant: toolbox)"), name
+        assert functions[name]["config_key"] == f"corruptions.{name}.variant"
+    assert "randint(1, 10)" in functions["glass_blur_toolbox"]["paper"]
+    assert functions["glass_blur_toolbox"]["matches_paper"] == "yes"
     assert functions["color_jitter"]["matches_paper"] == "yes"  # the same hue distribution
-    assert functions["uniform_noise"]["matches_paper"] == "no"
-    assert "0.01" in functions["defocus_blur"]["this_run"]
+    # per set: ImageNet-C's function for the ImageNet-C sets, the toolbox's for the VCR sets
+    for name in ("defocus_blur", "frost", "glass_blur"):
+        assert "ImageNet-C sets:" in functions[name]["paper"]
+        assert "VCR sets:" in functions[name]["paper"]
+        assert "ImageNet-C sets:" in functions[name]["this_run"], name
+    assert (
+        "cropped" in functions["frost"]["this_run"] and "resized" in functions["frost"]["this_run"]
+    )
     assert "32 px" in functions["glass_blur"]["paper"]
+    assert "glass_blur_toolbox" in functions["glass_blur"]["this_run"]
+    # uniform noise: the paper's text names Geirhos et al.'s, which this is
+    uniform = functions["uniform_noise"]
+    assert uniform["matches_paper"] == "yes" and "Geirhos" in uniform["paper"]
+    assert "apply_uniform_noise" in uniform["note"]
     default = by_definition(config_of("config.yaml", tmp_path))
     assert "corruption function: glass_blur" not in default  # not in that run
+
+
+def test_the_function_rows_follow_the_variant(tmp_path):
+    cfg = copy.deepcopy(config_of("paper.yaml", tmp_path))
+    for name in TOOLBOX_MADE:
+        cfg["corruptions"][name] = {}
+    functions = function_rows(cfg)
+    for name in TOOLBOX_MADE:
+        assert functions[name]["matches_paper"] == "no", name
+        assert "variant: toolbox" in functions[name]["note"], name
+    assert "continuous" in functions["blur"]["this_run"]
+    assert "randomised rounding" in functions["glass_blur_toolbox"]["this_run"]
+    assert "0.01" in functions["defocus_blur"]["this_run"]
+    # without the toolbox's glass blur, ImageNet-C's makes the VCR sets: not the paper's
+    del cfg["corruptions"]["glass_blur_toolbox"]
+    glass = function_rows(cfg)["glass_blur"]
+    assert glass["matches_paper"] == "no" and "glass_blur_toolbox" in glass["note"]
+
+
+def test_the_paper_config_differs_from_the_paper_on_two_rows_at_most(tmp_path):
+    rows = definitions.definitions(config_of("paper.yaml", tmp_path))
+    no = {r["definition"]: r for r in rows if r["matches_paper"] == "no"}
+    assert len(no) <= 2, sorted(no)
+    # the known two: the anchor s(1) and the human data (no VCR human data were released)
+    assert set(no) <= {"anchor s(1)", "human reference data"}
+    assert all(r["note"] for r in no.values())  # each with its reason

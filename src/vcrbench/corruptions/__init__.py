@@ -23,8 +23,10 @@ from vcrbench.corruptions.registry import (
     build_corruption,
     get_corruption,
     list_corruptions,
+    list_variants,
     load_function,
     register_corruption,
+    register_variant,
     registered_category,
     unregister_corruption,
 )
@@ -39,8 +41,10 @@ __all__ = [
     "domain_set",
     "get_corruption",
     "list_corruptions",
+    "list_variants",
     "load_function",
     "register_corruption",
+    "register_variant",
     "registered_category",
     "unregister_corruption",
 ]

@@ -38,9 +38,19 @@ def calibrated_domains() -> dict[str, dict]:
 
 
 def with_domain_set(corruption: Corruption, name: str) -> Corruption:
-    """``corruption`` with its domain from the named set (unchanged where the set lacks it)."""
+    """``corruption`` with its domain from the named set (unchanged where the set lacks it).
+
+    An entry's ``variants: {variant: {domain: ..., chosen: ...}}`` overrides parameters' domains
+    for a corruption of that variant (the toolbox's defocus blur: alias σ from 0).
+    """
     entry = domain_set(name).get(corruption.name)
     if name == DEFAULT_DOMAIN_SET or entry is None:
         return corruption
     reason = f"domain set {name!r}: {entry['source']}; {entry['chosen']}"
-    return corruption.with_domain(entry["domain"], reason)
+    variant = (entry.get("variants") or {}).get(corruption.variant) if corruption.variant else None
+    if variant is None:
+        return corruption.with_domain(entry["domain"], reason)
+    domain = {**entry["domain"], **variant["domain"]}
+    return corruption.with_domain(
+        domain, f"{reason}; variant {corruption.variant!r}: {variant['chosen']}"
+    )

@@ -11,6 +11,12 @@ the workflow.
 Domains of the built-ins are calibrated on measured Δv and stored, with the reason for each, in
 ``vcrbench/data/corruption_domains.yaml``; a config entry may override them (``{"domain": {"sigma":
 [lo, hi]}}``).
+
+A corruption may have named variants (:func:`register_variant`), chosen by a config entry's
+``variant``: another function for its VCR sets (its ImageNet-C sets keep the registered one,
+:meth:`Corruption.for_imagenet_c`) and/or some parameters replaced, e.g. by a discrete one
+(``Param(grid=...)``): the VCR authors' toolbox (``variant: toolbox``) draws odd kernel sizes
+only and resizes its frost photograph.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ OPTION_KEYS = frozenset(
         "similarity_class",
         "identity",
         "n_samples",
+        "variant",
     }
 )
 
@@ -72,12 +79,41 @@ class Param:
     #: How the Δv-uniform path moves this parameter: ``"linear"``, or ``"log"`` (geometric; for a
     #: parameter whose effect is multiplicative, such as shot noise's photon count).
     scale: str = "linear"
+    #: A discrete parameter: ``(origin, step)``, it takes only the values origin + k·step (k an
+    #: integer) inside its domain, each drawn with the same probability by
+    #: :meth:`Corruption.sample_uniform` (odd kernel sizes: ``(1, 2)``; integers: ``(0, 1)``).
+    #: None: continuous.
+    grid: tuple[float, float] | None = None
 
     def __post_init__(self):
         if self.scale not in ("linear", "log"):
             raise CorruptionError(f"parameter {self.name!r}: scale must be 'linear' or 'log'")
         if self.scale == "log" and self.limits[0] <= 0:
             raise CorruptionError(f"parameter {self.name!r}: a log scale needs positive limits")
+        if self.grid is not None and not (
+            len(self.grid) == 2 and self.grid[1] > 0 and self.scale == "linear"
+        ):
+            raise CorruptionError(
+                f"parameter {self.name!r}: grid must be (origin, step) with step > 0, on a "
+                "linear scale"
+            )
+
+    def grid_values(self, low: float, high: float) -> np.ndarray:
+        """The values of a discrete parameter in [low, high], increasing (empty if none)."""
+        origin, step = self.grid
+        first = math.ceil((low - origin) / step - _GRID_TOL)
+        last = math.floor((high - origin) / step + _GRID_TOL)
+        # clipped: the ends computed as origin + k·step may miss low/high by a rounding error
+        return np.clip(origin + step * np.arange(first, last + 1, dtype=np.float64), low, high)
+
+    def describe_grid(self) -> str:
+        """``origin + k·step`` in words, for errors and docs."""
+        origin, step = self.grid
+        return f"{origin:g} + k·{step:g} for integer k"
+
+
+#: How far (in steps) a discrete parameter's value may lie from its grid and still be on it.
+_GRID_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -113,6 +149,10 @@ class Corruption:
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
     category: str = OTHER_CATEGORY
+    #: The variant chosen (:func:`register_variant`), "" for the registered function.
+    variant: str = ""
+    #: The registered corruption a variant was made from (its ImageNet-C sets' function).
+    base: Corruption | None = field(default=None, repr=False, compare=False)
 
     @property
     def param_names(self) -> list[str]:
@@ -126,7 +166,10 @@ class Corruption:
     @property
     def identity(self) -> dict[str, float]:
         """The parameters that leave an image unchanged (clipped into the domain)."""
-        return {p.name: float(np.clip(p.identity, *self.domain[p.name])) for p in self.params}
+        return {
+            p.name: float(self._on_grid(p, np.clip(p.identity, *self.domain[p.name])))
+            for p in self.params
+        }
 
     def validate(self, params: Mapping[str, float], within: str = "domain") -> dict[str, float]:
         """Check ``params`` (every parameter present, no other key, finite, inside the domain).
@@ -163,6 +206,17 @@ class Corruption:
                     f"{what} [{lo}, {hi}]"
                 )
             out[p.name] = min(max(value, lo), hi) if within == "domain" else value
+            if p.grid is not None:
+                origin, step = p.grid
+                k = round((out[p.name] - origin) / step)
+                if abs((out[p.name] - origin) / step - k) > _GRID_TOL:
+                    raise CorruptionError(
+                        f"corruption {self.name!r}: parameter {p.name!r} = {value!r} is not one "
+                        f"of its values ({p.describe_grid()}; variant {self.variant!r})"
+                    )
+                out[p.name] = origin + k * step
+                if within == "domain":
+                    out[p.name] = min(max(out[p.name], lo), hi)
         return out
 
     def apply(
@@ -179,8 +233,36 @@ class Corruption:
         return to_uint8(out, image.shape, self.name)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling)."""
-        return {p.name: rng.uniform(*self.domain[p.name], size=n) for p in self.params}
+        """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling).
+
+        A discrete parameter (``Param.grid``) takes each of its values in the domain with the same
+        probability (the toolbox's ``random.choice`` of odd sizes, ``randint``): the uniform draw
+        of a continuous one, cut into as many equal intervals as it has values.
+        """
+        return {
+            p.name: self._equal_mass(p, rng.uniform(*self.domain[p.name], size=n))
+            for p in self.params
+        }
+
+    def _equal_mass(self, p: Param, u: np.ndarray) -> np.ndarray:
+        """``u`` ~ U(domain) as a discrete parameter's values, each with the same probability."""
+        if p.grid is None:
+            return u
+        lo, hi = self.domain[p.name]
+        values = p.grid_values(lo, hi)
+        if hi == lo:
+            return np.full(np.shape(u), values[0])
+        index = np.floor((np.asarray(u) - lo) / (hi - lo) * len(values)).astype(np.int64)
+        return values[np.clip(index, 0, len(values) - 1)]
+
+    def _on_grid(self, p: Param, value):
+        """``value`` (inside the domain) moved to the nearest value of a discrete parameter."""
+        if p.grid is None:
+            return value
+        values = p.grid_values(*self.domain[p.name])
+        step = p.grid[1]
+        index = np.rint((np.asarray(value, dtype=np.float64) - values[0]) / step).astype(np.int64)
+        return values[np.clip(index, 0, len(values) - 1)]
 
     def path(
         self, t: np.ndarray, side: Mapping[str, np.ndarray] | None = None
@@ -208,7 +290,7 @@ class Corruption:
                 value = np.where(go_up, start * (hi / start) ** t, start * (lo / start) ** t)
             else:
                 value = np.where(go_up, start + t * up, start - t * down)
-            out[p.name] = np.clip(value, lo, hi)
+            out[p.name] = self._on_grid(p, np.clip(value, lo, hi))
         return out
 
     def with_domain(self, domain: Mapping[str, Sequence[float]], reason: str = "") -> Corruption:
@@ -221,7 +303,36 @@ class Corruption:
                     f"its parameters are {self.param_names}"
                 )
             new[key] = check_interval(self.name, key, value, self._param(key).limits)
+            _check_grid(self.name, self._param(key), new[key])
         return replace(self, domain=new, reason=reason or self.reason, calibration={})
+
+    def with_variant(self, variant: Variant) -> Corruption:
+        """This corruption as ``variant``: its function and parameters replaced where it replaces
+        them; the domain stays (each must lie within the variant's limits and hold a value of a
+        discrete parameter). The ImageNet-C sets keep the registered function
+        (:meth:`for_imagenet_c`)."""
+        if self.variant:
+            raise CorruptionError(f"corruption {self.name!r} is already variant {self.variant!r}")
+        params = tuple(variant.params.get(p.name, p) for p in self.params)
+        for p in params:
+            check_interval(self.name, p.name, self.domain[p.name], p.limits)
+            _check_grid(self.name, p, self.domain[p.name])
+        return replace(
+            self,
+            params=params,
+            function=variant.function or self.function,
+            variant=variant.name,
+            base=self,
+        )
+
+    def for_imagenet_c(self) -> Corruption:
+        """The corruption that makes the ImageNet-C sets: the registered function and parameters
+        (ImageNet-C's), whatever variant makes the VCR sets; the domain is this one's."""
+        if self.base is None:
+            return self
+        return replace(
+            self, params=self.base.params, function=self.base.function, variant="", base=None
+        )
 
     def _param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -238,12 +349,35 @@ class Corruption:
             "imagenet_c": [dict(d) for d in self.imagenet_c] if self.imagenet_c else None,
             "similarity_class": self.similarity_class,
             "reason": self.reason,
+            **({"variant": self.variant} if self.variant else {}),
         }
+
+
+def _check_grid(name: str, p: Param, interval: Sequence[float]) -> None:
+    """A discrete parameter's domain must hold at least one of its values."""
+    if p.grid is not None and not len(p.grid_values(*interval)):
+        raise CorruptionError(
+            f"corruption {name!r}: the domain {list(interval)} of parameter {p.name!r} holds "
+            f"none of its values ({p.describe_grid()})"
+        )
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named variant of a registered corruption (:func:`register_variant`)."""
+
+    name: str
+    description: str
+    #: The function of its VCR sets; None: the corruption's own.
+    function: CorruptionFunction | None = None
+    #: Parameters it replaces, by name (e.g. a discrete kernel size).
+    params: Mapping[str, Param] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- the registry
 
 _REGISTRY: dict[str, Corruption] = {}
+_VARIANTS: dict[str, dict[str, Variant]] = {}
 
 
 def register_corruption(
@@ -356,6 +490,44 @@ def build_corruption(
     return corruption
 
 
+def register_variant(
+    corruption: str,
+    variant: str,
+    *,
+    description: str,
+    function: CorruptionFunction | None = None,
+    params: Sequence[Param] = (),
+) -> Variant:
+    """Register ``variant`` of the registered ``corruption``: another function for its VCR sets
+    (same parameters; None keeps its own) and/or parameters replaced by name (e.g. a discrete
+    one, ``Param(grid=...)``). A config entry chooses it with ``variant: <name>``."""
+    if corruption not in _REGISTRY:
+        raise CorruptionError(f"variant {variant!r} of unknown corruption {corruption!r}")
+    if variant in _VARIANTS.get(corruption, {}):
+        raise CorruptionError(f"corruption {corruption!r} already has a variant {variant!r}")
+    if function is not None and not callable(function):
+        raise CorruptionError(
+            f"variant {variant!r} of {corruption!r}: {function!r} is not callable"
+        )
+    names = set(_REGISTRY[corruption].param_names)
+    replaced = {p.name: p for p in params}
+    unknown = sorted(set(replaced) - names)
+    if unknown:
+        raise CorruptionError(
+            f"variant {variant!r} of {corruption!r}: unknown parameter(s) {unknown}"
+        )
+    if function is None and not replaced:
+        raise CorruptionError(f"variant {variant!r} of {corruption!r} changes nothing")
+    out = Variant(variant, description, function, replaced)
+    _VARIANTS.setdefault(corruption, {})[variant] = out
+    return out
+
+
+def list_variants(corruption: str) -> dict[str, str]:
+    """The variants of ``corruption``: name -> description."""
+    return {k: v.description for k, v in _VARIANTS.get(corruption, {}).items()}
+
+
 def list_corruptions() -> list[str]:
     """Names of all registered corruptions, sorted."""
     return sorted(_REGISTRY)
@@ -382,7 +554,8 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     ``domain`` ({param: [low, high]} overrides, applied after the set), ``reason`` (why),
     ``function`` ("package.module:function", a user corruption: with ``domain`` for each of its
     parameters, optional ``identity`` {param: value}, ``imagenet_c``, ``similarity_class``).
-    ``n_samples`` is a sampling setting and is ignored here.
+    ``variant`` (a built-in's variant, :func:`register_variant`; its domain set may give the
+    variant's own domain). ``n_samples`` is a sampling setting and is ignored here.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - OPTION_KEYS)
@@ -392,6 +565,10 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
         )
     domain_set(options.get("domain_set") or DEFAULT_DOMAIN_SET)  # an unknown set raises
     if options.get("function"):
+        if options.get("variant"):
+            raise CorruptionError(
+                f"corruption {name!r}: option 'variant' is only for built-in corruptions"
+            )
         return _user_corruption(name, options)
     if name not in _REGISTRY:
         raise CorruptionError(
@@ -404,7 +581,10 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             raise CorruptionError(
                 f"corruption {name!r}: option {key!r} is only for user corruptions (with function)"
             )
-    corruption = with_domain_set(_REGISTRY[name], options.get("domain_set") or DEFAULT_DOMAIN_SET)
+    corruption = _REGISTRY[name]
+    if options.get("variant"):
+        corruption = corruption.with_variant(_variant(name, options["variant"]))
+    corruption = with_domain_set(corruption, options.get("domain_set") or DEFAULT_DOMAIN_SET)
     if "similarity_class" in options and options["similarity_class"] != corruption.similarity_class:
         raise CorruptionError(
             f"corruption {name!r}: similarity_class is {corruption.similarity_class!r} and "
@@ -415,6 +595,16 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     elif options.get("reason"):
         corruption = replace(corruption, reason=options["reason"])
     return corruption
+
+
+def _variant(name: str, variant: str) -> Variant:
+    known = _VARIANTS.get(name, {})
+    if variant not in known:
+        raise CorruptionError(
+            f"corruption {name!r} has no variant {variant!r}{did_you_mean(str(variant), known)}; "
+            f"its variants: {', '.join(sorted(known)) or 'none'}"
+        )
+    return known[variant]
 
 
 def load_function(path: str) -> CorruptionFunction:

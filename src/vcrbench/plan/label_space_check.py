@@ -156,7 +156,7 @@ def reach_bins(config: Mapping, corruption: str, n_bins: int) -> int:
     sampled on its calibrated domain, else all of them."""
     entry = cfg.corruption_options(config, corruption)
     everything = n_bins - 1
-    if {"domain", "function", "domain_set"} & set(entry):
+    if {"domain", "function", "domain_set", "variant"} & set(entry):
         return everything
     measured = _calibrated().get(corruption, {}).get("measured", {})
     lo, hi = _median(measured.get("dv_mild")), _median(measured.get("dv_severe"))

@@ -82,6 +82,17 @@ def test_a_wrong_setting_or_corruption_is_named_by_its_key():
         experiment.build(base, "m", None, keep_models=False, corruptions=["gausian_noise"])
 
 
+def test_a_folder_dataset_takes_its_labels_csv(tmp_path):
+    base, _ = experiment.read_base(None, None)
+    with pytest.raises(ConfigErrors, match=r"dataset\.labels"):
+        experiment.build(base, "m", None, keep_models=False, dataset=tmp_path)
+    (tmp_path / "labels.csv").write_text("file,label\n")
+    config = experiment.build(base, "m", None, keep_models=False, dataset=tmp_path)
+    assert config["dataset"]["kind"] == "folder"
+    assert config["dataset"]["labels"] == str(tmp_path / "labels.csv")
+    assert config["dataset"]["resize"] == base["dataset"]["resize"]  # the rest of the block kept
+
+
 def test_model_names_and_ids():
     assert experiment.model_name("timm:resnet50.a1_in1k", None) == "resnet50.a1_in1k"
     assert experiment.model_name(Tiny(), None) == "Tiny"
@@ -234,6 +245,11 @@ def test_a_module_end_to_end_and_the_test_sets_reused(tmp_path, monkeypatch):
 def test_the_console_script_is_declared_and_runs():
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"vcrbench": "vcrbench.api.cli:main"}
+    # make setup installs the package (editable), again when pyproject.toml changes: the script
+    # is on the venv's PATH after it
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^\$\(VENV\)/\.installed: .*pyproject\.toml", makefile, re.M)
+    assert "pip install --quiet --no-deps -e ." in makefile
     proc = subprocess.run(
         [sys.executable, "-m", "vcrbench", "evaluate", "--help"], capture_output=True, text=True,
         timeout=120,

@@ -56,9 +56,9 @@ def benchmark(
     Without ``run`` they are generated from the config (default the embedded default,
     ``config/config.yaml``) into ``cache_dir`` (default ``$XDG_CACHE_HOME/vcrbench``) and reused
     by the next call with the same settings. ``corruptions``, ``n_samples``, ``dataset`` (a
-    folder of images, or a ``dataset`` block), ``device`` (``auto``: the GPU if there is one) and
-    ``settings`` (``{"dotted.config.key": value}``) change the config; the schema gives every
-    default.
+    folder of images with its ``labels.csv``, or a ``dataset`` block), ``device`` (``auto``:
+    the GPU if there is one) and ``settings`` (``{"dotted.config.key": value}``) change the
+    config; the schema gives every default.
 
     The model's predictions, estimates, ``vcr_metrics.csv`` and figures go to ``out_dir``
     (default: a folder of the cache named after the model).

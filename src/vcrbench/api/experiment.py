@@ -21,6 +21,8 @@ from vcrbench.errors import ConfigError
 #: The workflow's default config, relative to a checkout (and to a run's working folder: the
 #: workflow profile names it there).
 DEFAULT_CONFIG = Path("config") / "config.yaml"
+#: The labels file of a folder given as ``dataset=`` (columns file,label: docs/datasets.md).
+FOLDER_LABELS = "labels.csv"
 #: Characters a model name may hold (the schema's names of models: also a folder name).
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -132,9 +134,15 @@ def build(
     if dataset is not None:
         if isinstance(dataset, Mapping):
             config["dataset"] = dict(dataset)
-        else:
-            config["dataset"] = {**(config.get("dataset") or {}), "kind": "folder",
-                                 "path": str(dataset)}  # fmt: skip
+        else:  # a folder of images, labelled by its labels.csv where it has one
+            folder = Path(dataset)
+            labels = folder / FOLDER_LABELS
+            config["dataset"] = {
+                **(config.get("dataset") or {}),
+                "kind": "folder",
+                "path": str(folder),
+                "labels": str(labels) if labels.is_file() else None,
+            }
     if device is not None:
         config.setdefault("inference", {})["device"] = device
     for key, value in (settings or {}).items():

@@ -74,3 +74,13 @@ def test_a_config_that_did_not_make_the_run_is_refused(finished_run, tmp_path):
             ID, name="other", run=finished_run / "results", config=finished_run / "config.yaml",
             corruptions=["contrast"], out_dir=tmp_path / "out", progress=False,
         )  # fmt: skip
+
+
+def test_a_run_without_its_provenance_cannot_be_checked(copy_run, tmp_path):
+    shard = "testsets/gaussian_noise/shard-00000.parquet"
+    (copy_run / "results" / "provenance" / f"{shard}.json").unlink()
+    with pytest.raises(ConfigError, match=r"shard-00000\.parquet has no provenance record"):
+        vcrbench.benchmark(
+            ID, name=MODEL, run=copy_run / "results", config=copy_run / "config.yaml",
+            out_dir=tmp_path / "out", progress=False,
+        )  # fmt: skip

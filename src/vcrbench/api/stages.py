@@ -173,6 +173,13 @@ class Jobs:
                 f"config asks of rule {rule} (pass config= the config the run was made with, or "
                 "leave run= out to generate the test sets)"
             )
+        unrecorded = [o for o in outputs if self.recorded_hash(o) is None]
+        if unrecorded:
+            raise ConfigError(
+                f"run {self.where}: {unrecorded[0]} has no provenance record "
+                f"({self.sidecar(unrecorded[0])}), so it cannot be checked against this config; "
+                "copy the run's results/provenance/ with it"
+            )
         raise ConfigError(
             f"run {self.where}: {outputs[0]} was made by rule {rule} with other settings than "
             f"this config gives it (its provenance's config_hash differs); pass config= the "

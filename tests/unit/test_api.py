@@ -145,7 +145,12 @@ def test_a_read_only_home_is_a_clear_error(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- the model
 
 
-def test_a_module_with_another_number_of_classes_is_named():
+def test_a_module_with_another_number_of_classes_is_named_before_any_work(tmp_path):
+    import vcrbench
+
+    with pytest.raises(ModelLoadError, match=r"outputs 10 classes but .* has 1000"):
+        vcrbench.benchmark(Tiny(10), cache_dir=tmp_path, device="cpu", progress=False)
+    assert not (tmp_path / "testsets").exists()  # nothing generated
     with pytest.raises(
         ModelLoadError, match=r"'tiny' outputs 10 classes but .*'imagenet1k' has 1000"
     ):

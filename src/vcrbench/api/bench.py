@@ -80,6 +80,10 @@ def benchmark(
     out_root = Path(out_dir) if out_dir is not None else cache / "models" / name
     outputs = stages.Jobs(out_root)
 
+    from vcrbench.api.models import classifier_of, predict
+
+    # the model first: a wrong head is named before any test set is made
+    built, spec, device_used = classifier_of(model, entry, name, plan, preprocessing)
     clean = stages.clean_set(plan, inputs)
     references = {}
     for c in _progress(plan.corruptions, progress, "test sets"):
@@ -88,28 +92,16 @@ def benchmark(
         if ref is not None and ref not in references:
             references[ref] = stages.human_reference(plan, inputs, ref, clean)
 
-    from vcrbench.api.models import classifier_of, predict
-
-    built, spec, device_used = classifier_of(model, entry, name, plan, preprocessing)
-    prediction_files = predict(plan, outputs, inputs, name, spec, built, clean, progress)
-    metric_files = []
-    for c in _progress(plan.corruptions, progress, "estimates"):
-        metric_files.append(
-            stages.estimate(
-                plan,
-                outputs,
-                name,
-                c,
-                prediction_files[c],
-                prediction_files["clean"],
-                inputs.root,
-            )  # fmt: skip
-        )
+    predictions = predict(plan, outputs, inputs, name, spec, built, clean, progress)
+    metric_files = [
+        stages.estimate(plan, outputs, name, c, predictions[c], predictions["clean"], inputs.root)
+        for c in _progress(plan.corruptions, progress, "estimates")
+    ]
     from vcrbench import evaluate
 
     table_csv = outputs.path(paths.VCR_METRICS)
-    mine = evaluate.collect_metrics(metric_files, table_csv)
-    mine = pd.read_csv(table_csv)
+    evaluate.collect_metrics(metric_files, table_csv)
+    mine = pd.read_csv(table_csv)  # as the workflow's table reads (its CSV's 6 digits)
     curves = _curves(outputs, name, plan.corruptions)
     compared, curve_files = _compared(plan, inputs, name, run is not None)
     table = pd.concat([compared, mine], ignore_index=True) if len(compared) else mine

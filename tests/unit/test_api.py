@@ -183,6 +183,15 @@ def test_preprocessing_of_a_module_and_of_an_id():
         api_models.classifier_of(3, None, "three", _plan(device="cpu"), None)
 
 
+def test_a_timm_module_brings_its_own_preprocessing():
+    import timm
+
+    net = timm.create_model("tf_efficientnet_lite0", pretrained=False)  # no download
+    built, _, _ = api_models.classifier_of(net, None, "lite0", _plan(device="cpu"), None)
+    assert built.preprocessing.mean == (0.5, 0.5, 0.5) and built.preprocessing.std == (0.5,) * 3
+    assert built.preprocessing.interpolation == net.pretrained_cfg["interpolation"]
+
+
 @pytest.mark.parametrize(
     ("setting", "gpu", "expected"), [("auto", True, "cuda"), ("auto", False, "cpu"),
                                      ("cpu", True, "cpu")]

@@ -45,8 +45,8 @@ def benchmark(
 
     ``model``: a ``torch.nn.Module`` (logits over the label space's classes from normalised
     float images; ``preprocessing`` says how they are made from the 224x224 uint8 test images: a
-    :class:`vcrbench.models.Preprocessing` or a mapping of its keys, else ImageNet's mean and
-    std at 224), or a model id ``"source:id"`` of any registered source
+    :class:`vcrbench.models.Preprocessing` or a mapping of its keys, else a timm model's own,
+    else ImageNet's mean and std at 224), or a model id ``"source:id"`` of any registered source
     (``"timm:resnet50.a1_in1k"``), or a config entry (``{"source": ..., "id": ...}``), or the
     name of a model of the config. ``name`` names it in the tables (default: from the id).
 

@@ -20,8 +20,15 @@ from vcrbench.plan import config as cfg
 MODULE_SOURCE = "module"
 
 
-def _preprocessing(value) -> Preprocessing:
+def _preprocessing(value, module) -> Preprocessing:
+    """``value`` as a :class:`Preprocessing`; None: a timm module's own (its ``pretrained_cfg``,
+    as the ``timm`` source reads it), else ImageNet's mean and std at 224."""
     if value is None:
+        if getattr(module, "pretrained_cfg", None):
+            from vcrbench.models.timm_models import timm_preprocessing
+
+            own = timm_preprocessing(module)
+            return Preprocessing(**{k: v for k, v in own.items() if v is not None})
         return Preprocessing()
     if isinstance(value, Preprocessing):
         return value
@@ -59,7 +66,7 @@ def classifier_of(model, entry: dict | None, name: str, plan: Plan, preprocessin
             f"model must be a torch.nn.Module, a model id 'source:id', a config entry or a "
             f"model's name, not {type(model).__name__}"
         )
-    prep = _preprocessing(preprocessing)
+    prep = _preprocessing(preprocessing, model)
     kind = f"{type(model).__module__}.{type(model).__qualname__}"
     spec = ModelSpec(name=name, source=MODULE_SOURCE, id=kind)
     space = get_label_space(plan.config["dataset"]["label_space"])

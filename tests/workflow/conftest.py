@@ -173,6 +173,7 @@ SCHEDULE = (
     "test_figures_workflow.py",  # 150
     "test_archive_workflow.py",  # 120
     "test_report_browser.py",  # 60: a report of the shared run, clicked through in Chromium
+    "test_api_workflow.py",  # 85 to 120 (under load): the Python API on the shared run's test sets
     "test_provenance_workflow.py",  # 70
 )
 

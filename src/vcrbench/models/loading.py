@@ -77,26 +77,45 @@ def load_model(
             f"model {spec.name!r}: unknown source {spec.source!r}; known: {', '.join(SOURCES)}"
         )
     built = SOURCES[spec.source].build(spec, device)
-    space = spec.output_space
     preprocessing = _preprocessing(spec, built)
-    model = Classifier(
-        spec.name,
-        built.net,
-        preprocessing,
-        space,
-        info={"spec": spec.to_config(), **built.info, "preprocessing": asdict(preprocessing)},
-    )
+    info = {"spec": spec.to_config(), **built.info, "preprocessing": asdict(preprocessing)}
+    return wrap(
+        spec.name, built.net, preprocessing, spec.output_space, info, device, built.num_classes,
+        hint="set label_space in its entry to the head's classes (e.g. {name: cub200, "
+        "num_classes: 200}) or give it a matching head",
+    )  # fmt: skip
+
+
+def wrap(
+    name: str,
+    net: torch.nn.Module,
+    preprocessing: Preprocessing,
+    space,
+    info: dict,
+    device: torch.device,
+    num_classes: int | None = None,
+    *,
+    hint: str,
+) -> Classifier:
+    """``net`` as a :class:`Classifier` of label space ``space`` on ``device``, in eval mode,
+    channels_last. Its classes (``num_classes``, else one forward pass of a blank image) must be
+    the label space's: else a :class:`ModelLoadError` naming both, ending with ``hint``."""
+    model = Classifier(name, net, preprocessing, space, info=info)
     model = model.eval().to(device=device, memory_format=torch.channels_last)
-    num_classes = built.num_classes
     if num_classes is None:
         size = model.preprocessing.input_size
         probe = torch.zeros((1, size, size, 3), dtype=torch.uint8, device=device)
         with torch.inference_mode():
-            num_classes = int(model(probe).shape[-1])
+            out = model(probe)
+        num_classes = int(out.shape[-1]) if out.ndim == 2 and out.shape[0] == 1 else None
+        if num_classes is None:
+            raise ModelLoadError(
+                f"model {name!r} returned logits of shape {tuple(out.shape)} for one image; "
+                f"expected (1, {space.num_classes})"
+            )
     if num_classes != space.num_classes:
         raise ModelLoadError(
-            f"model {spec.name!r} outputs {num_classes} classes but its label space "
-            f"{space.name!r} has {space.num_classes}; set label_space in its entry to the head's "
-            "classes (e.g. {name: cub200, num_classes: 200}) or give it a matching head"
+            f"model {name!r} outputs {num_classes} classes but its label space "
+            f"{space.name!r} has {space.num_classes}; {hint}"
         )
     return model

@@ -638,6 +638,8 @@ def test_resume_after_a_kill_ends_with_the_same_weights(tiny, reference):
     script = f"""
 import json, os, signal, sys
 from pathlib import Path
+import torch
+torch.set_num_threads({torch.get_num_threads()})  # as the reference run: sums depend on it
 sys.path.insert(0, {str(REPO)!r})
 from tests.unit.test_retrain import _run
 def die(epoch, row):

@@ -232,6 +232,7 @@ def test_end_to_end_outputs(finished_run):
     assert overview.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
 
 
+@pytest.mark.slow
 def test_the_run_starts_with_its_plan_in_one_line(finished_run):
     """Before its first job the run says how many jobs it will run and about how long they take
     on the cores given (issue 36): the same count as Snakemake's own job table of that run."""

@@ -26,7 +26,7 @@ LAYERS = [
     {"inference"},  # stage III: predictions
     {"estimation", "metrics", "similarity", "zeroshot"},  # the estimator and its metrics
     {"humans"},  # stage II: human curves (through the estimator)
-    {"evaluate", "differences", "consistency", "defense_effects"},  # stage III: model curves and metrics, paired differences, error consistency, defenses
+    {"outcomes", "evaluate", "differences", "consistency", "defense_effects"},  # stage III: outcomes, model curves and metrics, paired differences, error consistency, defenses
     {"tables", "figures"},  # reporting
     {"retrain"},  # fine-tuning
     {"plan"},  # what the workflow builds (imports any stage, no stage imports it)

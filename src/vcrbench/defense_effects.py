@@ -29,7 +29,7 @@ from vcrbench.differences import differences
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
 from vcrbench.estimation.bootstrap import small_sample_factor
-from vcrbench.evaluate import outcomes, read_prediction_file, read_predictions
+from vcrbench.outcomes import outcomes, read_prediction_file, read_predictions
 from vcrbench.vocab import (
     DEFENSE_COLUMNS,
     DEFENSE_DELTA_COLUMNS,

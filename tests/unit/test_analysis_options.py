@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, evaluate, schema
+from vcrbench import estimation, outcomes, schema
+from vcrbench.estimation.counts import EMPTY_BINS, zero_filled
 from vcrbench.estimation.estimate import ANCHOR1_CHANCE, CHANCE_CLASSES, chance_level
-from vcrbench.estimation.spline import EMPTY_BINS, zero_filled
 from vcrbench.labels import (
     DECISION16_RULES,
     PROB16_COLUMNS,
@@ -141,17 +141,17 @@ def _prediction_frames(tmp_path):
 )
 def test_outcomes_follow_the_rule_and_no_class_is_never_consistent(tmp_path, rule, correct, same):
     preds, clean = _prediction_frames(tmp_path)
-    obs = evaluate.outcomes(preds, clean, "geirhos16", "imagenet1k", decision16=rule)
+    obs = outcomes.outcomes(preds, clean, "geirhos16", "imagenet1k", decision16=rule)
     assert list(obs["a"].y) == [correct, correct] and list(obs["a"].anchor) == [correct]
     assert list(obs["p"].y) == [same, same]
     # the dataset's own label space does not depend on the rule
-    own = evaluate.outcomes(preds, clean, "imagenet1k", "imagenet1k", decision16=rule)
+    own = outcomes.outcomes(preds, clean, "imagenet1k", "imagenet1k", decision16=rule)
     assert list(own["a"].y) == [0, 0]
 
 
 def test_sum_reads_the_probability_columns_and_the_others_do_not():
-    assert evaluate.extra_columns("sum") == PROB16_COLUMNS
-    assert evaluate.extra_columns("mean") == evaluate.extra_columns("top1") == ()
+    assert outcomes.extra_columns("sum") == PROB16_COLUMNS
+    assert outcomes.extra_columns("mean") == outcomes.extra_columns("top1") == ()
     node = schema.schema()["properties"]["estimation"]["properties"]["decision16"]
     assert tuple(node["enum"]) == DECISION16_RULES and node["default"] == "mean"
 

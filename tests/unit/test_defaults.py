@@ -109,9 +109,9 @@ TIED: dict[str, dict[str, str]] = {
         "grid_size": "estimation.grid_size",
         "empty_bins": "estimation.empty_bins",
     },
-    "vcrbench.evaluate:decisions": {"decision16": "estimation.decision16"},
-    "vcrbench.evaluate:extra_columns": {"decision16": "estimation.decision16"},
-    "vcrbench.evaluate:outcomes": {"decision16": "estimation.decision16"},
+    "vcrbench.outcomes:decisions": {"decision16": "estimation.decision16"},
+    "vcrbench.outcomes:extra_columns": {"decision16": "estimation.decision16"},
+    "vcrbench.outcomes:outcomes": {"decision16": "estimation.decision16"},
     "vcrbench.evaluate:evaluate": {
         "label_spaces": "estimation.label_spaces",
         "scenario_level": "humans.scenario_level",
@@ -275,7 +275,7 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.estimation.spline:DEFAULT_N_FOLDS": ("estimation.n_folds",),
     "vcrbench.estimation.spline:DEFAULT_SPLINE": ("estimation.spline",),
-    "vcrbench.estimation.spline:DEFAULT_EMPTY_BINS": ("estimation.empty_bins",),
+    "vcrbench.estimation.counts:DEFAULT_EMPTY_BINS": ("estimation.empty_bins",),
     "vcrbench.labels:DEFAULT_DECISION16": ("estimation.decision16",),
     "vcrbench.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
@@ -293,7 +293,7 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
     "vcrbench.estimation.estimate:SMALL_SAMPLE": "the values estimation.small_sample may take",
     "vcrbench.estimation.status:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
-    "vcrbench.estimation.spline:EMPTY_BINS": "the values estimation.empty_bins may take",
+    "vcrbench.estimation.counts:EMPTY_BINS": "the values estimation.empty_bins may take",
     "vcrbench.vocab:DATASET_LABEL_SPACE": "the config's word for the dataset's own label space",
 }
 
@@ -329,9 +329,9 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.consistency:pair_consistency": {"min_count"},
     "vcrbench.consistency:write_consistency_table": {"min_count"},
     # how a corruption parameter moves on the dv-uniform path, not a lowpass scale
-    "vcrbench.corruptions.registry:Param.__init__": {"scale"},
+    "vcrbench.corruptions.corruption:Param.__init__": {"scale"},
     # the corruption's variant (its config entry's `variant`, "" for none), not vif.variant
-    "vcrbench.corruptions.registry:Corruption.__init__": {"variant"},
+    "vcrbench.corruptions.corruption:Corruption.__init__": {"variant"},
     # the kind of band asked of an estimate (pointwise or simultaneous), not dataset.kind
     "vcrbench.estimation.estimate:Estimate.band": {"kind"},
     # the batch of the humans' condition measurements; it disagrees with inference.batch_size

@@ -1,10 +1,11 @@
-"""vcrbench.evaluate: outcomes per label space, the metrics of one model on one corruption."""
+"""vcrbench.outcomes (outcomes per label space) and vcrbench.evaluate (the metrics of one model on
+one corruption)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, evaluate, io, metrics
+from vcrbench import estimation, evaluate, io, metrics, outcomes
 from vcrbench.errors import LabelSpaceError
 from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.vocab import IMAGENET_C_COLUMNS
@@ -45,7 +46,7 @@ def test_outcomes_in_the_dataset_space():
         }
     )
     clean = clean_predictions()
-    obs = evaluate.outcomes(preds, clean, "imagenet1k", "imagenet1k")
+    obs = outcomes.outcomes(preds, clean, "imagenet1k", "imagenet1k")
     dv_a, y_a, anchor_a, images_a, anchor_images = obs["a"]
     labelled = preds["label"].to_numpy() >= 0
     # the bootstrap's unit is the image: each sample and each clean outcome carries its image id
@@ -60,21 +61,21 @@ def test_outcomes_in_the_dataset_space():
     assert np.array_equal(y_p, (preds["pred"].to_numpy() == clean_pred[preds["image_id"]].to_numpy()))
     assert anchor_p == 1.0 and len(y_p) == n
 
-    obs16 = evaluate.outcomes(preds, clean, "geirhos16", "imagenet1k")
+    obs16 = outcomes.outcomes(preds, clean, "geirhos16", "imagenet1k")
     has16 = preds["label16"].to_numpy() >= 0
     assert len(obs16["a"][1]) == has16.sum()
     assert np.array_equal(obs16["a"][2], [1.0, 1.0])  # clean a and d decide their 16-class
 
     no16 = preds.assign(pred16=np.int8(-1))
-    assert evaluate.outcomes(no16, clean, "geirhos16", "imagenet1k") is None
+    assert outcomes.outcomes(no16, clean, "geirhos16", "imagenet1k") is None
     with pytest.raises(LabelSpaceError, match="cub200"):
-        evaluate.outcomes(preds, clean, "cub200", "imagenet1k")
+        outcomes.outcomes(preds, clean, "cub200", "imagenet1k")
 
 
 def test_missing_clean_prediction_is_an_error():
     preds = clean_predictions().assign(image_id=["a", "b", "c", "zz"])
     with pytest.raises(evaluate.EvaluationError, match="zz"):
-        evaluate.outcomes(preds, clean_predictions(), "imagenet1k", "imagenet1k")
+        outcomes.outcomes(preds, clean_predictions(), "imagenet1k", "imagenet1k")
 
 
 def synthetic_run(tmp_path, n=3000, seed=1):

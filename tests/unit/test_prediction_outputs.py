@@ -17,7 +17,6 @@ import yaml
 from tests.unit.test_inference import SPEC, tiny_model, write_shard
 from vcrbench import io
 from vcrbench.errors import ConfigError
-from vcrbench.evaluate import read_predictions
 from vcrbench.inference import PREDICTION_SCHEMA, TOP_K, logprobs_field, predict_shards
 from vcrbench.labels import (
     GEIRHOS16_CLASSES,
@@ -25,6 +24,7 @@ from vcrbench.labels import (
     decide_16,
     geirhos16_imagenet_indices,
 )
+from vcrbench.outcomes import read_predictions
 from vcrbench.plan import load
 from vcrbench.vocab import PREDICTION_COLUMNS
 

@@ -7,19 +7,19 @@
 See ``docs/corruptions.md`` for each corruption, its domain and why.
 """
 
-# The built-in corruptions register themselves on import.
+# The built-in corruptions register themselves on import; the toolbox's variants after them.
 from vcrbench.corruptions import (  # noqa: F401
     albu,
     geirhos,
     geirhos2018,
     imagenet_c,
     imagenet_c_contrast,
+    toolbox,
 )
+from vcrbench.corruptions.corruption import Corruption, Param
 from vcrbench.corruptions.domains import DOMAIN_SETS, calibrated_domains, domain_set
 from vcrbench.corruptions.registry import (
-    Corruption,
     CorruptionError,
-    Param,
     build_corruption,
     get_corruption,
     list_corruptions,

@@ -8,9 +8,8 @@ interpolation of the two results, (1 − f)·T_{k₀}(x) + f·T_{k₁}(x) with f
 Albumentations' output at every odd size. ``motion_blur_line`` is the motion blur of the authors'
 toolbox, Albumentations 0.5's ``MotionBlur`` (a random straight line in the kernel; 2.0.8 draws a
 different, centred line), whose random draws are explicit parameters here. The variant
-``toolbox`` of the three kernel-size corruptions (config ``variant: toolbox``) draws odd sizes only,
-each with the same probability, as Albumentations' ``random.choice`` over the odd sizes does in the
-VCR authors' toolbox (its output at an odd size is the same function's).
+``toolbox`` of the three kernel-size corruptions (odd sizes only, as the VCR authors' toolbox draws
+them) is in :mod:`vcrbench.corruptions.toolbox`.
 ``NO_ALBUMENTATIONS_UPDATE=1`` is set before the (lazy) import so that importing it never tries to
 reach PyPI.
 """
@@ -25,7 +24,8 @@ from collections.abc import Callable, Mapping
 import cv2
 import numpy as np
 
-from vcrbench.corruptions.registry import Param, register_corruption, register_variant
+from vcrbench.corruptions.corruption import Param
+from vcrbench.corruptions.registry import register_corruption
 
 
 @functools.cache
@@ -79,25 +79,6 @@ def blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) ->
 def median_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator) -> np.ndarray:
     """Median filter (Albumentations ``MedianBlur``: OpenCV ``medianBlur``)."""
     return _odd_interpolated(image, p["ksize"], _functional()[0].median_blur)
-
-
-#: Odd kernel sizes only: a discrete ``ksize`` on 1 + 2k (the toolbox's Albumentations draws).
-ODD_SIZES = (1.0, 2.0)
-
-
-def _register_odd_sizes(name: str, doc: str) -> None:
-    """The toolbox variant of a kernel-size corruption: ``ksize`` drawn from the odd sizes only."""
-    register_variant(
-        name,
-        "toolbox",
-        description="the VCR authors' toolbox: odd kernel sizes only, each drawn with the same "
-        "probability (Albumentations' random.choice)",
-        params=[Param("ksize", 1.0, (1.0, 501.0), doc, grid=ODD_SIZES)],
-    )
-
-
-_register_odd_sizes("blur", "odd box kernel size in pixels (1 = identity)")
-_register_odd_sizes("median_blur", "odd median window size in pixels (1 = identity)")
 
 
 def _end(fraction: float, size: int) -> int:
@@ -161,9 +142,6 @@ def motion_blur_line(
     convolve = _functional()[1].convolve
     ends = [p[name] for name in _LINE_ENDS]
     return _odd_interpolated(image, p["ksize"], lambda x, k: convolve(x, line_kernel(k, *ends)))
-
-
-_register_odd_sizes("motion_blur_line", "odd kernel size in pixels (1 = identity)")
 
 
 @register_corruption(

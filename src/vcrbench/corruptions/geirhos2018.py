@@ -54,7 +54,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from vcrbench.corruptions.registry import CorruptionError, Param, register_corruption
+from vcrbench.corruptions.corruption import Param
+from vcrbench.corruptions.registry import register_corruption
+from vcrbench.errors import CorruptionError
 
 INF = math.inf
 SOURCE = "geirhos2018"

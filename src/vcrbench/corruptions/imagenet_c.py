@@ -15,12 +15,8 @@ a continuous generalisation is used that equals the original at integer values:
   d, imagecorruptions' ``randint(−d, d)``); ⌊n⌋ full passes, then one pass in which each pixel is
   moved with probability n − ⌊n⌋. Both are continuous in distribution and exact at integers.
 
-The VCR authors' toolbox (GitHub HuakunShen/VCR, ``transformations.py``) made the paper's VCR sets
-with its own versions of three of them; each is the variant ``toolbox`` (config ``variant:
-toolbox``), for the VCR sets only (the ImageNet-C sets keep ImageNet-C's function):
-``defocus_blur`` (imagecorruptions' ``disk`` at the drawn radius itself, alias σ from 0),
-``frost`` (the photograph resized to the image, not cropped) and ``glass_blur_toolbox``
-(``max_delta`` an integer, ``randint(1, 10)``).
+The VCR authors' toolbox's own versions of some of them (the variant ``toolbox``) are in
+:mod:`vcrbench.corruptions.toolbox`.
 
 Two deliberate differences from imagecorruptions, both at most one grey level: results are rounded
 to uint8 (imagecorruptions truncates with ``np.uint8``, which darkens every image by 0.5 on average
@@ -39,7 +35,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from vcrbench.corruptions.registry import Param, register_corruption, register_variant
+from vcrbench.corruptions.corruption import Param
+from vcrbench.corruptions.registry import register_corruption
 
 INF = math.inf
 
@@ -141,7 +138,8 @@ def gaussian_blur(
 
 
 @lru_cache(maxsize=256)
-def _disk(radius: int, alias_blur: float) -> np.ndarray:
+def disk_kernel(radius: float, alias_blur: float) -> np.ndarray:
+    """imagecorruptions' ``disk`` kernel (read-only), cached."""
     from imagecorruptions.corruptions import disk
 
     kernel = disk(radius=radius, alias_blur=alias_blur)
@@ -153,10 +151,10 @@ def defocus_kernel(radius: float, alias_blur: float) -> np.ndarray:
     """imagecorruptions' ``disk`` kernel, linearly interpolated between integer radii."""
     r0 = math.floor(radius)
     frac = radius - r0
-    k0 = _disk(r0, alias_blur)
+    k0 = disk_kernel(r0, alias_blur)
     if frac == 0:
         return k0
-    k1 = _disk(r0 + 1, alias_blur)
+    k1 = disk_kernel(r0 + 1, alias_blur)
     size = max(k0.shape[0], k1.shape[0])
     out = np.zeros((size, size), dtype=np.float32)
     for k, w in ((k0, 1.0 - frac), (k1, frac)):
@@ -184,40 +182,6 @@ def defocus_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Gener
     kernel = defocus_kernel(p["radius"], p["alias_blur"])
     x = cv2.filter2D(image / 255.0, -1, kernel)
     return np.clip(x, 0, 1) * 255
-
-
-#: The toolbox's alias σ grid, ``np.linspace(0, 1, 1000)``: the values k/999, 0 among them (a
-#: discrete parameter, so that σ = 0 is drawn with the toolbox's probability, 1/1000 on [0, 1]).
-TOOLBOX_ALIAS_GRID = (0.0, 1.0 / 999.0)
-
-
-def defocus_blur_toolbox(
-    image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator
-) -> np.ndarray:
-    """The toolbox's defocus blur: imagecorruptions' ``disk`` at the drawn radius itself (the
-    grid points within a real radius; not interpolated between integer radii), anti-aliased with
-    σ = alias_blur, where σ = 0 is OpenCV's σ from the kernel size (0.8 for the 3x3 of r ≤ 8)."""
-    kernel = _disk(float(p["radius"]), float(p["alias_blur"]))
-    x = cv2.filter2D(image / 255.0, -1, kernel)
-    return np.clip(x, 0, 1) * 255
-
-
-register_variant(
-    "defocus_blur",
-    "toolbox",
-    description="the VCR authors' toolbox: the disk at the drawn radius itself, alias σ from 0 "
-    "(its grid linspace(0, 1), σ = 0 being OpenCV's σ from the kernel size)",
-    function=defocus_blur_toolbox,
-    params=[
-        Param(
-            "alias_blur",
-            0.1,
-            (0.0, 10.0),
-            "σ of the anti-aliasing Gaussian, on the toolbox's grid k/999 (0: from the kernel)",
-            grid=TOOLBOX_ALIAS_GRID,
-        )
-    ],
-)
 
 
 def _glass_moves_py(x, offsets, active, margin):  # pragma: no cover - compiled
@@ -338,17 +302,6 @@ def glass_blur_toolbox(
     return _blur_moved(
         image, p["sigma"], lambda x: glass_moves(x[corner, corner], p["max_delta"], 1.0, rng)
     )
-
-
-register_variant(
-    "glass_blur_toolbox",
-    "toolbox",
-    description="the VCR authors' toolbox: max_delta an integer, each with the same probability "
-    "(np.random.randint(1, 10) on the paper's domain)",
-    params=[
-        Param("max_delta", 0.0, (0.0, 15.0), "largest pixel displacement (integer)", grid=(0, 1))
-    ],
-)
 
 
 def motion_kernel(radius: float, sigma: float) -> np.ndarray:
@@ -494,42 +447,3 @@ def frost_at(
     layer = _frost_rescaled(index, height, width)
     crop = layer[top : top + height, left : left + width][..., [2, 1, 0]]
     return np.clip(image_weight * image + frost_weight * crop.astype(np.float64), 0, 255)
-
-
-#: The toolbox's frost draws among the first five photographs (``np.random.randint(5)``).
-TOOLBOX_FROST_PHOTOGRAPHS = 5
-
-
-@lru_cache(maxsize=32)
-def frost_resized(index: int, height: int, width: int) -> np.ndarray:
-    """The toolbox's frost layer: photograph ``index`` opened with PIL and resized to the image
-    (``frost.resize((w, h))``: PIL's default filter, bicubic), then ``[..., [2, 1, 0]]``: on
-    PIL's RGB(A) array that is B, G, R (ImageNet-C's step from OpenCV's BGR to RGB, applied to an
-    RGB array)."""
-    from PIL import Image
-
-    ref = importlib.resources.files("imagecorruptions") / "frost" / FROST_FILES[index]
-    with importlib.resources.as_file(ref) as path, Image.open(path) as photo:
-        resized = photo.resize((width, height), Image.Resampling.BICUBIC)
-    out = np.ascontiguousarray(np.asarray(resized)[..., [2, 1, 0]])
-    out.flags.writeable = False
-    return out
-
-
-def frost_toolbox(
-    image: np.ndarray, p: Mapping[str, float], rng: np.random.Generator
-) -> np.ndarray:
-    """The toolbox's frost: the weighted sum of the image and one of the first five frost
-    photographs resized to the image (no crop), its channels in the toolbox's order; clipped."""
-    height, width = image.shape[:2]
-    layer = frost_resized(int(rng.integers(TOOLBOX_FROST_PHOTOGRAPHS)), height, width)
-    return np.clip(p["image_weight"] * image + p["frost_weight"] * layer.astype(np.float64), 0, 255)
-
-
-register_variant(
-    "frost",
-    "toolbox",
-    description="the VCR authors' toolbox: one of the first five photographs resized to the image "
-    "(not cropped), channels in its order",
-    function=frost_toolbox,
-)

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from vcrbench.corruptions.registry import Param, register_corruption
+from vcrbench.corruptions.corruption import Param
+from vcrbench.corruptions.registry import register_corruption
 
 #: The contrast factor at ImageNet-C's severities 1-5.
 SEVERITIES = (0.4, 0.3, 0.2, 0.1, 0.05)

@@ -16,10 +16,9 @@ from tqdm.auto import tqdm
 
 from vcrbench.bins import bin_index
 from vcrbench.estimation.area import GRID_SIZE
-from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums
+from vcrbench.estimation.counts import DEFAULT_EMPTY_BINS, DEFAULT_MIN_COUNT, bin_sums, zero_filled
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID
 from vcrbench.estimation.spline import (
-    DEFAULT_EMPTY_BINS,
     DEFAULT_SPLINE,
     LAMBDA_GRID,
     SPLINES,
@@ -30,7 +29,6 @@ from vcrbench.estimation.spline import (
     _select_lambda,
     _select_lambda_sic,
     check_spline,
-    zero_filled,
 )
 from vcrbench.estimation.validate import (
     as_outcomes,
@@ -244,7 +242,7 @@ def bootstrap(
     the samples' groups when ``anchor_groups`` is given). ``spline``: the fit
     (:func:`~vcrbench.estimation.fit_curve`; with ``n_folds``, the quantile spline re-chooses its
     penalty by SIC). ``empty_bins``: ``"zero"`` fills the bins under ``min_count`` in the full
-    data with rate 0 in every replicate (:func:`~vcrbench.estimation.spline.zero_filled`). Same
+    data with rate 0 in every replicate (:func:`~vcrbench.estimation.counts.zero_filled`). Same
     arguments and seed, same result.
     """
     samples = check_samples(dv, correct, groups)

@@ -1,4 +1,5 @@
-"""The histogram of Alg. 1: per Δv bin, the samples, the correct ones and their rate.
+"""The histogram of Alg. 1: per Δv bin, the samples, the correct ones and their rate; which bins
+enter the fit (``min_count``) and what the others are (``estimation.empty_bins``).
 
 The bins themselves (``j = floor(v (M − 1))``) are :mod:`vcrbench.bins`, shared with the test sets
 and the coverage table; here they are filled with outcomes (accuracy: f(x') = y; consistency:
@@ -11,12 +12,18 @@ import numpy as np
 import pandas as pd
 
 from vcrbench.bins import bin_edges, bin_index
+from vcrbench.errors import ShortSampleError
 from vcrbench.estimation.validate import check_samples
 from vcrbench.vocab import COVERAGE_MIN_COUNT, N_BINS
 
 #: Minimum samples in a bin for its rate to enter the fit (Alg. 1's L). 20 is the paper's coverage
 #: criterion (Table 2), so the bins that enter the fit are exactly the "covered" bins.
 DEFAULT_MIN_COUNT = COVERAGE_MIN_COUNT
+#: What a bin without ``min_count`` samples is (``estimation.empty_bins``): ``skip``, missing
+#: (Alg. 1's P_j = -1, bridged by the fit), or ``zero``, a rate of 0 (the VCR authors' toolbox,
+#: ``utils/metric.py`` ``calculate_accs``) weighted as the mean used bin, at the bin's centre.
+EMPTY_BINS = ("skip", "zero")
+DEFAULT_EMPTY_BINS = "skip"
 
 
 def bin_sums(idx: np.ndarray, dv: np.ndarray, y: np.ndarray, w: np.ndarray | None, n_bins: int):
@@ -71,3 +78,37 @@ def bins_frame(count, correct, sum_dv, n_bins: int, min_count: int) -> pd.DataFr
             "used": count >= max(int(min_count), 1),
         }
     )
+
+
+def bins_with_data(count, corr, sum_dv, n_bins: int, min_count: int, n_samples: int):
+    """The bins table (:func:`bins_frame`); :class:`ShortSampleError` where no bin holds
+    ``min_count`` samples."""
+    table = bins_frame(count, corr, sum_dv, n_bins, min_count)
+    if not table["used"].to_numpy().any():
+        raise ShortSampleError(min_count, int(count.max()), n_samples)
+    return table
+
+
+def zero_filled(x, count, correct, used, n_bins: int):
+    """``(x, count, correct)`` of the bins with the bins not ``used`` (fewer than ``min_count``
+    samples in the data) filled in as rate 0: at the bin's centre (bin ``n_bins - 1`` is v = 1),
+    with the mean count of the used bins, so that each weighs as much as a typical used bin (the
+    toolbox fits its bins unweighted). Bins with samples keep their own values."""
+    missing = ~np.asarray(used, dtype=bool)
+    if not missing.any():
+        return x, count, correct
+    filled = count[~missing]
+    weight = float(filled.mean()) if len(filled) else 0.0
+    centre = bin_edges(n_bins)[2]
+    return (
+        np.where(missing, centre, x),
+        np.where(missing, weight, count),
+        np.where(missing, 0.0, correct),
+    )
+
+
+def check_empty_bins(empty_bins: str) -> str:
+    """``empty_bins`` if it is one of :data:`EMPTY_BINS`, else a ValueError naming them."""
+    if empty_bins not in EMPTY_BINS:
+        raise ValueError(f"empty_bins must be one of {EMPTY_BINS}, got {empty_bins!r}")
+    return empty_bins

@@ -31,12 +31,10 @@ from vcrbench.estimation.bootstrap import (
     small_sample_factor,
     widen,
 )
-from vcrbench.estimation.counts import DEFAULT_MIN_COUNT
+from vcrbench.estimation.counts import DEFAULT_EMPTY_BINS, DEFAULT_MIN_COUNT, check_empty_bins
 from vcrbench.estimation.spline import (
-    DEFAULT_EMPTY_BINS,
     DEFAULT_N_FOLDS,
     DEFAULT_SPLINE,
-    check_empty_bins,
     check_spline,
     fit_curve,
 )
@@ -289,7 +287,7 @@ def estimate(
         smoothing spline; :func:`~vcrbench.estimation.fit_curve`).
     empty_bins : ``"skip"`` (default: bins under ``min_count`` are missing, Alg. 1) or ``"zero"``
         (they enter the point curve and every replicate at rate 0, as the authors' toolbox;
-        :func:`~vcrbench.estimation.spline.zero_filled`).
+        :func:`~vcrbench.estimation.counts.zero_filled`).
 
     Returns
     -------

@@ -22,11 +22,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench.bins import as_dv, bin_edges, bin_index
-from vcrbench.errors import ShortSampleError
+from vcrbench.bins import as_dv, bin_index
 from vcrbench.estimation import lazy_scipy
 from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
-from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_sums, bins_frame
+from vcrbench.estimation.counts import (
+    DEFAULT_EMPTY_BINS,
+    DEFAULT_MIN_COUNT,
+    bin_sums,
+    bins_with_data,
+    check_empty_bins,
+    zero_filled,
+)
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID, fit_quantile, select_lambda_sic
 from vcrbench.estimation.validate import (
     check_anchor,
@@ -42,11 +48,6 @@ SPLINE_DEGREE = 3
 #: P-spline (cubic) and Koenker, Ng & Portnoy's quantile smoothing spline (linear).
 SPLINES = {"pspline": SPLINE_DEGREE, "quantile": 1}
 DEFAULT_SPLINE = "pspline"
-#: What a bin without ``min_count`` samples is (``estimation.empty_bins``): ``skip``, missing
-#: (Alg. 1's P_j = -1, bridged by the fit), or ``zero``, a rate of 0 (the VCR authors' toolbox,
-#: ``utils/metric.py`` ``calculate_accs``) weighted as the mean used bin, at the bin's centre.
-EMPTY_BINS = ("skip", "zero")
-DEFAULT_EMPTY_BINS = "skip"
 #: Candidate penalties (weights are normalised to sum to 1): 10^-8 … 10^2 in half decades.
 LAMBDA_GRID = tuple(float(10.0**e) for e in np.arange(-8.0, 2.01, 0.5))
 DEFAULT_N_FOLDS = 5
@@ -257,31 +258,6 @@ def _bin_data(basis, x, count, correct, Bx=None):
     return Bx, np.zeros(0), np.zeros(0)
 
 
-def zero_filled(x, count, correct, used, n_bins: int):
-    """``(x, count, correct)`` of the bins with the bins not ``used`` (fewer than ``min_count``
-    samples in the data) filled in as rate 0: at the bin's centre (bin ``n_bins - 1`` is v = 1),
-    with the mean count of the used bins, so that each weighs as much as a typical used bin (the
-    toolbox fits its bins unweighted). Bins with samples keep their own values."""
-    missing = ~np.asarray(used, dtype=bool)
-    if not missing.any():
-        return x, count, correct
-    filled = count[~missing]
-    weight = float(filled.mean()) if len(filled) else 0.0
-    centre = bin_edges(n_bins)[2]
-    return (
-        np.where(missing, centre, x),
-        np.where(missing, weight, count),
-        np.where(missing, 0.0, correct),
-    )
-
-
-def check_empty_bins(empty_bins: str) -> str:
-    """``empty_bins`` if it is one of :data:`EMPTY_BINS`, else a ValueError naming them."""
-    if empty_bins not in EMPTY_BINS:
-        raise ValueError(f"empty_bins must be one of {EMPTY_BINS}, got {empty_bins!r}")
-    return empty_bins
-
-
 def _select_lambda_sic(basis, x, count, correct, anchor0, anchor1, lam_grid=QUANTILE_LAMBDA_GRID):
     """The quantile spline's penalty by SIC on the bins (:func:`select_lambda_sic`)."""
     lower = 0.0 if anchor1 is None else anchor1
@@ -445,7 +421,7 @@ def fit_curve(
     idx = bin_index(dv, n_bins)
     basis = _basis(n_bins - 1, grid_size, SPLINES[spline])
     count, corr, sum_dv = bin_sums(idx, dv, y, weights, n_bins)
-    table = _bins_with_data(count, corr, sum_dv, n_bins, min_count, len(y))
+    table = bins_with_data(count, corr, sum_dv, n_bins, min_count, len(y))
     used = table["used"].to_numpy()
     cv_scores = None
     used_count = np.where(used, count, 0.0)
@@ -487,15 +463,6 @@ def _checked_anchors(anchor0, anchor1) -> tuple[float, float | None]:
             f"anchor1 ({anchor1}) exceeds anchor0 ({anchor0}): the curve is non-increasing"
         )
     return anchor0, anchor1
-
-
-def _bins_with_data(count, corr, sum_dv, n_bins: int, min_count: int, n_samples: int):
-    """The bins table (:func:`bins_frame`); :class:`ShortSampleError` where no bin holds
-    ``min_count`` samples."""
-    table = bins_frame(count, corr, sum_dv, n_bins, min_count)
-    if not table["used"].to_numpy().any():
-        raise ShortSampleError(min_count, int(count.max()), n_samples)
-    return table
 
 
 def _cross_validated_lambda(

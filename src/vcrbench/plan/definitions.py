@@ -5,18 +5,18 @@ Columns :data:`COLUMNS`: ``definition`` (the choice), ``paper`` (what the paper 
 (what this config does), ``config_key`` (where to change it; empty: not configurable),
 ``matches_paper`` (``yes``, ``no``, or ``unstated`` where the paper does not say) and ``note``
 (why a row cannot match, or what the difference means). Every value comes from the validated
-config (the schema fills every key).
+config (the schema fills every key). A row is made by :func:`vcrbench.plan.definition_row.row`;
+the rows on the corruption functions are :mod:`vcrbench.plan.definitions_functions`'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vcrbench.vocab import PAIRED_VCR_SETS
+from vcrbench.plan.definition_row import NO, UNSTATED, YES, row
+from vcrbench.plan.definitions_functions import function_rows, paired_set_rows
 
 COLUMNS = ["definition", "paper", "this_run", "config_key", "matches_paper", "note"]
-
-YES, NO, UNSTATED = "yes", "no", "unstated"
 
 
 def _get(config: Mapping, key: str):
@@ -29,23 +29,12 @@ def _get(config: Mapping, key: str):
     return node
 
 
-def _row(definition, paper, this_run, key, matches, note="") -> dict:
-    return {
-        "definition": definition,
-        "paper": paper,
-        "this_run": str(this_run),
-        "config_key": key,
-        "matches_paper": matches if isinstance(matches, str) else (YES if matches else NO),
-        "note": note,
-    }
-
-
 def definitions(config: Mapping) -> list[dict]:
     """The rows of ``definitions.csv`` for a validated ``config`` (no data read)."""
     return [
         *_sampling_rows(config),
         *_measurement_rows(config),
-        *_function_rows(_get(config, "corruptions")),
+        *function_rows(_get(config, "corruptions")),
         *_curve_rows(config),
         *_comparison_rows(config),
         *_human_data_rows(config),
@@ -57,8 +46,8 @@ def _sampling_rows(config: Mapping) -> list[dict]:
     domains = _get(config, "sampling.domain_set")
     mode = _get(config, "sampling.mode")
     return [
-        *_paired_set_rows(_get(config, "corruptions")),
-        _row(
+        *paired_set_rows(_get(config, "corruptions")),
+        row(
             "parameter domains C of the corruptions",
             "the authors' code (HuakunShen/VCR)",
             domains,
@@ -66,7 +55,7 @@ def _sampling_rows(config: Mapping) -> list[dict]:
             domains == "paper",
             "" if domains == "paper" else "domains calibrated by the project to reach Δv ≈ 0.975",
         ),
-        _row(
+        row(
             "sampling of the test sets",
             "c ~ U(C) (parameter-uniform)",
             mode,
@@ -83,47 +72,6 @@ def _sampling_rows(config: Mapping) -> list[dict]:
             }.get(mode, ""),
         ),
     ]
-
-
-#: The paper's column of each pair of :data:`vcrbench.vocab.PAIRED_VCR_SETS`, by ImageNet-C's name.
-_PAIRED_PAPER = {
-    "motion_blur": "Albumentations' line-kernel MotionBlur (blur_limit 50), the authors' generator",
-    "glass_blur": "the authors' generator's glass blur: pixel moves in a 32 px corner, two "
-    "Gaussian blurs",
-}
-
-
-def _paired_set_rows(corruptions: Mapping) -> list[dict]:
-    """Which function a paired corruption's VCR sets use: the authors' toolbox generated motion
-    blur with Albumentations 0.5's line kernel (``motion_blur_line``) and glass blur with its
-    corner-only pixel loop (``glass_blur_toolbox``); ``motion_blur`` and ``glass_blur`` are
-    ImageNet-C's (their ImageNet-C sets)."""
-    rows = []
-    for imagenet_c_name, toolbox_name in PAIRED_VCR_SETS.items():
-        what = imagenet_c_name.replace("_", " ")  # "motion blur"
-        toolbox, imagenet_c = toolbox_name in corruptions, imagenet_c_name in corruptions
-        this_run = ", ".join(n for n in (toolbox_name, imagenet_c_name) if n in corruptions)
-        if toolbox:
-            note = (
-                f"{imagenet_c_name} too: its ImageNet-C sets (and a VCR set of its own)"
-                if imagenet_c
-                else ""
-            )
-        elif imagenet_c:
-            note = f"ImageNet-C's {what} for the VCR sets too; the authors' is {toolbox_name}"
-        else:
-            note = f"no {what} in this run"
-        rows.append(
-            _row(
-                f"{what} of the VCR sets",
-                _PAIRED_PAPER[imagenet_c_name],
-                this_run or "none",
-                "corruptions",
-                toolbox or not imagenet_c,
-                note,
-            )
-        )
-    return rows
 
 
 def _measurement_rows(config: Mapping) -> list[dict]:
@@ -154,7 +102,7 @@ def _measurement_rows(config: Mapping) -> list[dict]:
         )
     uint8 = cfg.grey(config) == "uint8"
     return [
-        _row(
+        row(
             "resolution of corruption and Δv",
             "not stated; the authors' generator corrupts the stored full-resolution image and "
             "computes VIF on it, the model's preprocessing resizes and crops afterwards",
@@ -163,7 +111,7 @@ def _measurement_rows(config: Mapping) -> list[dict]:
             UNSTATED,
             note,
         ),
-        _row(
+        row(
             "grey conversion before VIF",
             "not stated; the authors' generator uses OpenCV's RGB-to-grey (luma rounded to uint8)",
             "OpenCV's RGB-to-grey, luma rounded to uint8 (the authors' generator)"
@@ -174,7 +122,7 @@ def _measurement_rows(config: Mapping) -> list[dict]:
             "rounding luma to uint8 moves Δv by up to about 0.02 (docs/vif.md)"
             + ("" if uint8 else "; vif.grey: uint8 rounds it as the authors' generator does"),
         ),
-        _row(
+        row(
             "VIF implementation",
             "Kumar's Python port of wavelet VIF (the paper's reference)",
             variant,
@@ -182,127 +130,6 @@ def _measurement_rows(config: Mapping) -> list[dict]:
             variant == "kumar",
         ),
     ]
-
-
-#: The config's value of a corruption's ``variant`` that is the authors' toolbox's own function and
-#: draw (vcrbench.corruptions, ``register_variant``).
-TOOLBOX = "toolbox"
-
-_IC_SETS, _VCR_SETS = "ImageNet-C sets", "VCR sets"
-
-# The corruptions whose paper sets were made with a function other than this project's default:
-# (what made the paper's sets, this run's function without the variant, with `variant: toolbox`,
-# the note without it). The paper's VCR sets are the authors' toolbox's c ~ U(C) draws
-# (HuakunShen/VCR, transformations.py; docs/corruptions.md); its ImageNet-C sets are ImageNet-C's.
-_TOOLBOX_VARIANTS = {
-    "defocus_blur": (
-        f"{_IC_SETS}: ImageNet-C's defocus blur; {_VCR_SETS}: the authors' toolbox's: the disk at "
-        "the drawn radius, alias σ from linspace(0, 1) (σ = 0: OpenCV's 'from the kernel size')",
-        "ImageNet-C's for both: the disk interpolated between integer radii, alias σ never 0 "
-        "(from 0.01 in the paper's domains)",
-        f"{_IC_SETS}: ImageNet-C's; {_VCR_SETS}: the toolbox's disk at the drawn radius, alias σ "
-        "on its grid k/999 from 0",
-        "variant: toolbox is the toolbox's function for the VCR sets",
-    ),
-    "frost": (
-        f"{_IC_SETS}: ImageNet-C's frost (the photograph cropped); {_VCR_SETS}: the authors' "
-        "toolbox's (one of the first five photographs resized to the image)",
-        "the photograph cropped, as ImageNet-C, for both",
-        f"{_IC_SETS}: the photograph cropped (ImageNet-C's); {_VCR_SETS}: resized (the toolbox's)",
-        "variant: toolbox is the toolbox's function for the VCR sets",
-    ),
-    "blur": (
-        "the authors' toolbox: Blur(blur_limit=15), odd kernel sizes 3-15, each equally likely",
-        "continuous size: between odd sizes, the blend of the two blurred images",
-        "odd kernel sizes only, each equally likely",
-        "equal at odd sizes; variant: toolbox draws odd sizes only",
-    ),
-    "median_blur": (
-        "the authors' toolbox: MedianBlur(blur_limit=21), odd kernel sizes 3-21, each equally "
-        "likely",
-        "continuous size: between odd sizes, the blend of the two blurred images",
-        "odd kernel sizes only, each equally likely",
-        "equal at odd sizes; variant: toolbox draws odd sizes only",
-    ),
-    "motion_blur_line": (
-        "the authors' toolbox: MotionBlur(blur_limit=50) of Albumentations 0.5, odd kernel sizes "
-        "3-49, each equally likely",
-        "the same line kernel, continuous size",
-        "the same line kernel, odd kernel sizes only, each equally likely",
-        "equal at odd sizes; variant: toolbox draws odd sizes only",
-    ),
-    "glass_blur_toolbox": (
-        "the authors' toolbox: max_delta from np.random.randint(1, 10), each of 1-9 with "
-        "probability 1/9",
-        "max_delta continuous, by randomised rounding (on [1, 9], 1 and 9 have 1/16 each)",
-        "max_delta an integer, each equally likely",
-        "variant: toolbox draws max_delta as the toolbox does",
-    ),
-}
-
-# Corruptions whose function is not the toolbox's and need not be: (the paper's, this run's, note).
-_OTHER_FUNCTIONS = {
-    "color_jitter": (
-        "the authors' toolbox: ColorJitter(1, 1, 1, hue=1)",
-        "hue shift U(-0.5, 0.5)",
-        "hue = 1 is rejected by the Albumentations of the time and wraps around the circle in "
-        "2.x: U(-0.5, 0.5) is the same hue distribution",
-    ),
-    "uniform_noise": (
-        "Geirhos et al. (2018)'s uniform noise, which the paper names ('Uniform Noise from [8]', "
-        "§3 and Fig. 3d)",
-        "Geirhos et al.'s: greyscale, contrast 30%, add U[-w, w], clip",
-        "the function the paper names, whose human data stand in here; the toolbox's "
-        "apply_uniform_noise (colour noise on [low, high]) is another function, and its generator "
-        "(utils/transform.py) does not call it",
-    ),
-}
-
-
-def _function_rows(corruptions: Mapping) -> list[dict]:
-    """One row per corruption of the run whose paper sets' function is not this project's
-    default: per set (ImageNet-C's, VCR), which function the run uses."""
-    rows = []
-    for name, (paper, ours, toolbox, note) in _TOOLBOX_VARIANTS.items():
-        if name not in corruptions:
-            continue
-        chosen = (corruptions[name] or {}).get("variant") == TOOLBOX
-        rows.append(
-            _row(
-                f"corruption function: {name}",
-                paper,
-                f"{toolbox} (variant: toolbox)" if chosen else ours,
-                f"corruptions.{name}.variant",
-                chosen,
-                "" if chosen else note,
-            )
-        )
-    if "glass_blur" in corruptions:
-        toolbox = PAIRED_VCR_SETS["glass_blur"]
-        paired = toolbox in corruptions
-        rows.append(
-            _row(
-                "corruption function: glass_blur",
-                f"{_IC_SETS}: ImageNet-C's glass blur (pixel moves over the whole image); "
-                f"{_VCR_SETS}: the authors' toolbox's (moves in a 32 px corner)",
-                f"{_IC_SETS}: glass_blur (ImageNet-C's); {_VCR_SETS}: {toolbox} (glass_blur's own "
-                "VCR set besides)"
-                if paired
-                else "ImageNet-C's glass blur for the VCR sets too",
-                "corruptions",
-                paired,
-                ""
-                if paired
-                else f"{toolbox} is the toolbox's (its loop, written for 32 px "
-                "CIFAR images, moves pixels in a corner only)",
-            )
-        )
-    rows.extend(
-        _row(f"corruption function: {name}", paper, ours, "", YES, note)
-        for name, (paper, ours, note) in _OTHER_FUNCTIONS.items()
-        if name in corruptions
-    )
-    return rows
 
 
 def _curve_rows(config: Mapping) -> list[dict]:
@@ -317,7 +144,7 @@ def _curve_rows(config: Mapping) -> list[dict]:
         _get(config, f"estimation.{k}") for k in ("bins", "min_count", "weighting")
     )
     return [
-        _row(
+        row(
             "curve fit",
             "'monotonic smoothing splines' (§3.2), citing Koenker, Ng & Portnoy (1994), "
             "'Quantile smoothing splines': the quantile (L1) reading is the citation's, the "
@@ -331,15 +158,15 @@ def _curve_rows(config: Mapping) -> list[dict]:
             else "a monotone smoothing spline as the text says, but least squares (a P-spline, "
             "penalty by cross-validation: a mean rate), not the cited quantile fit",
         ),
-        _row("Δv bins M", "40", bins, "estimation.bins", bins == 40),
-        _row(
+        row("Δv bins M", "40", bins, "estimation.bins", bins == 40),
+        row(
             "minimum samples per fitted bin L",
             "not given",
             min_count,
             "estimation.min_count",
             UNSTATED,
         ),
-        _row(
+        row(
             "bins with fewer than L samples",
             "missing: P_j = -1, bridged by the spline fitted over the whole Δv range (Alg. 1, "
             "Appendix C); the authors' toolbox (utils/metric.py, calculate_accs) sets an empty "
@@ -357,14 +184,14 @@ def _curve_rows(config: Mapping) -> list[dict]:
             if empty_bins == "zero"
             else "",
         ),
-        _row(
+        row(
             "anchor s(0)",
             "clean accuracy (s_a); 1 for a deterministic model's s_p",
             "clean accuracy (resampled with its images); 1 for models' s_p",
             "",
             YES,
         ),
-        _row(
+        row(
             "humans' anchor s_p(0)",
             "not given (the human s_p lies below the models' at small Δv)",
             "the humans' consistency on the clean image shown again; no s_p without such trials",
@@ -372,8 +199,8 @@ def _curve_rows(config: Mapping) -> list[dict]:
             UNSTATED,
             "people are not deterministic: s_p(0) is not pinned at 1",
         ),
-        _anchor1_row(anchor1),
-        _row(
+        _anchor1row(anchor1),
+        row(
             "confidence intervals and bands",
             "not described (Fig. 8 shows 83% bands without their method)",
             f"bootstrap over images (observers for humans), {n_boot} replicates, level "
@@ -383,7 +210,7 @@ def _curve_rows(config: Mapping) -> list[dict]:
             UNSTATED,
             "percentile intervals, widened for few images (estimation.small_sample)",
         ),
-        _row(
+        row(
             "analysis code of the authors' toolbox",
             "the text: 40 bins, monotone quantile smoothing spline anchored at the first and last "
             "bins; the toolbox's code: scipy UnivariateSpline(s=0.04) on 20 bins, empty bins set "
@@ -394,7 +221,7 @@ def _curve_rows(config: Mapping) -> list[dict]:
             spline == "quantile" and bins == 40,
             "the paper's text is the definition; its toolbox's analysis code is not followed",
         ),
-        _row(
+        row(
             "weighting of Δv in R̂",
             "uniform",
             weighting or "uniform",
@@ -412,7 +239,7 @@ _DECISION16 = {
 }
 
 
-def _anchor1_row(anchor1) -> dict:
+def _anchor1row(anchor1) -> dict:
     """The row of s(1): free, a number, or chance level (1/K of each curve's label space)."""
     if anchor1 == "chance":
         this_run, matches = "chance: 1/1000 on ImageNet-1k, 1/16 in the 16 classes", YES
@@ -436,7 +263,7 @@ def _anchor1_row(anchor1) -> dict:
     else:
         this_run, matches = f"pinned at {anchor1:g}", UNSTATED
         note = "the config's value; the paper's known value at Δv = 1 reads as chance (1/K)"
-    return _row(
+    return row(
         "anchor s(1)",
         "the first and last bins are anchored 'with known values' (Appendix C); the last value "
         "is not given",
@@ -458,7 +285,7 @@ def _comparison_rows(config: Mapping) -> list[dict]:
         for k in ("bins", "min_count", "reference_n", "denominator")
     }
     return [
-        _row(
+        row(
             "integration range of HMRI and MRSI",
             "[0, 1]",
             "[0, 1] (vcr_metrics.csv HMRI_*, MRSI_*)",
@@ -467,7 +294,7 @@ def _comparison_rows(config: Mapping) -> list[dict]:
             "HMRI_*_support, MRSI_*_support: over the human reference's Δv support, outside which "
             "the human curve is extrapolated",
         ),
-        _row(
+        row(
             "similarity test of human curves",
             "83% pointwise confidence bands overlap everywhere (§4.4 and Fig. 8; §4.4's sentence "
             "and Fig. 12's caption cite Koenker, Ng & Portnoy 1994, the spline's reference)",
@@ -477,7 +304,7 @@ def _comparison_rows(config: Mapping) -> list[dict]:
             "the 83% overlap rule is Payton, Greenstone & Schenker (2003), which the paper does "
             "not cite; its reference there is its spline's",
         ),
-        _row(
+        row(
             "1000 -> 16 class decision",
             "'the 1,000-class decision vector was mapped to the same 16 classes using the "
             "WordNet hierarchy' (§4), citing Geirhos et al. (2018), whose main text sums each "
@@ -491,7 +318,7 @@ def _comparison_rows(config: Mapping) -> list[dict]:
             "are the three readings; a vector mapped with Geirhos et al.'s mapping reads as theirs, "
             "so config/paper.yaml keeps the mean (docs/humans.md)",
         ),
-        _row(
+        row(
             "coverage threshold",
             "§4.1's text: 40 equal bins, a bin covered with >= 20 images, coverage = covered "
             "bins / 40; Table 2's printed values are all k/39",
@@ -514,7 +341,7 @@ def _human_data_rows(config: Mapping) -> list[dict]:
     label_space = _get(config, "figures.label_space")
     references = _get(config, "humans.references")
     return [
-        _row(
+        row(
             "error consistency over observers",
             "not reported; Geirhos et al. (2020) average κ over human-network pairs",
             "both: kappa_pair_mean (the published mean over pairs), kappa_pooled (trials pooled)",
@@ -523,7 +350,7 @@ def _human_data_rows(config: Mapping) -> list[dict]:
             "geirhos_error_consistency.csv has both columns; pooling is the more stable estimate "
             "where a pair shares 1-12 trials (docs/humans.md)",
         ),
-        _row(
+        row(
             "label space of R̂ in Table 3 and the leaderboards",
             "the humans' 16 classes beside HMRI (Table 3 implies one human area per corruption)",
             f"geirhos16 beside HMRI/MRSI; {label_space} elsewhere and in its own R̂ columns",
@@ -531,7 +358,7 @@ def _human_data_rows(config: Mapping) -> list[dict]:
             YES,
             "R̂ on ImageNet-1k is not the paper's Table 3 quantity; it is kept as extra columns",
         ),
-        _row(
+        row(
             "human reference data",
             "the VCR human experiments (7,718 participants)",
             ", ".join(sorted(references)) or "none",

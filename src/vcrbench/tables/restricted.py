@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from vcrbench import estimation, evaluate, io, seeding, zeroshot
+from vcrbench import estimation, io, outcomes, seeding, zeroshot
 from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.labels import DEFAULT_DECISION16
 from vcrbench.vocab import (
@@ -89,7 +89,7 @@ def clean_correct(
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
         # the clean-correct samples' accuracy starts at 1 (anchor1: chance, at most that)
         kwargs = estimation.estimate_kwargs(settings, label_space=space, anchor0=1.0)
-        found = evaluate.decisions(preds, clean, space, dataset_label_space, decision16=decision16)
+        found = outcomes.decisions(preds, clean, space, dataset_label_space, decision16=decision16)
         if found is None:
             continue
         pred, label, clean_pred = found
@@ -168,7 +168,7 @@ def read_with_logprobs(paths: Sequence[str | os.PathLike]) -> tuple[pd.DataFrame
     sorted by sample id; an error naming ``inference.save_logprobs`` where a file lacks them."""
     frames, mats = [], []
     for path in paths:
-        frame = evaluate.read_prediction_file(path)
+        frame = outcomes.read_prediction_file(path)
         if LOGPROBS not in pq.read_schema(path).names:
             raise EvaluationError(
                 f"{path}: no saved log-probabilities ('{LOGPROBS}' column); the unseen-only "
@@ -251,9 +251,9 @@ def write_restricted_tables(
 
 def clean_correct_job(prediction_paths, clean_path, **kwargs):
     """:func:`clean_correct` from a model's prediction files on one test set and its clean ones."""
-    extra = evaluate.extra_columns(kwargs["settings"].get("decision16", DEFAULT_DECISION16))
-    preds = evaluate.read_predictions(prediction_paths, extra)
-    return clean_correct(preds, evaluate.read_prediction_file(clean_path, extra), **kwargs)
+    extra = outcomes.extra_columns(kwargs["settings"].get("decision16", DEFAULT_DECISION16))
+    preds = outcomes.read_predictions(prediction_paths, extra)
+    return clean_correct(preds, outcomes.read_prediction_file(clean_path, extra), **kwargs)
 
 
 def imagenet_c_clean_correct(
@@ -270,11 +270,11 @@ def imagenet_c_clean_correct(
     rows = []
     for (model, corruption), files in sorted(predictions.items()):
         preds = pd.concat(
-            [evaluate.read_prediction_file(f, ["severity"]) for f in files], ignore_index=True
+            [outcomes.read_prediction_file(f, ["severity"]) for f in files], ignore_index=True
         )
-        ref = evaluate.read_prediction_file(clean[model])
+        ref = outcomes.read_prediction_file(clean[model])
         for space in resolve_label_spaces(label_spaces, dataset_label_space):
-            found = evaluate.decisions(preds, ref, space, dataset_label_space, where=str(files[0]))
+            found = outcomes.decisions(preds, ref, space, dataset_label_space, where=str(files[0]))
             if found is None:
                 continue
             pred, label, clean_pred = found

@@ -22,10 +22,17 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 # container images) each of them would otherwise compile vcrbench from source (about 0.5 s).
 BYTECODE := $(BIN)/python -m compileall -q src
 
+# Every target that runs the workflow or plans it (run, figures, report, plan) takes the same two
+# variables: CONFIG=my.yaml, the config (default: the embedded default, config/config.yaml, named
+# by the workflow profile), and SNAKEMAKE_ARGS="...", more arguments for Snakemake (plan makes
+# its own dry runs and takes CONFIG only).
+CONFIG ?=
+CONFIG_ARGS = $(if $(CONFIG),--configfile $(CONFIG))
+
 # The main job: the whole workflow on the embedded default (config/config.yaml), offline.
 run: setup
 	$(BYTECODE)
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --show-failed-logs $(SNAKEMAKE_ARGS)
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --show-failed-logs $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 # The full test suite, as CI runs it (includes the end-to-end workflow and SLURM tests), on
 # TEST_WORKERS pytest-xdist workers (a test file's tests stay on one worker, the longest files
@@ -74,27 +81,26 @@ lint: setup
 
 # What a config costs before it runs (jobs per rule, disk, CPU core-hours, GPU-hours):
 # make plan CONFIG=config/paper.yaml
-CONFIG ?= config/config.yaml
 plan: setup
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python scripts/plan_cost.py --configfile $(CONFIG)
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python scripts/plan_cost.py --configfile $(or $(CONFIG),config/config.yaml)
 
 # Every figure and table again from a results/ folder alone (an archive, a colleague's copy: any
 # mtimes, no .snakemake/): only the figure and table rules run, on the predictions and estimates
 # found there; nothing is generated, predicted or estimated (vcrbench.plan.cluster.archive_args).
 figures: setup
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) $$($(BIN)/python -m vcrbench.plan.cluster) $(SNAKEMAKE_ARGS)
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) $$($(BIN)/python -m vcrbench.plan.cluster) $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 
 # Every output checked against the sha256 its provenance record holds (and Parquet files against
 # their page checksums); a damaged one is listed with the command that regenerates it.
 verify: setup
 	$(BIN)/python -m vcrbench.plan.verify
 
-# The HTML report of a finished run (results/report.html); SNAKEMAKE_ARGS as for `make run`, e.g.
-# make report SNAKEMAKE_ARGS="--configfile my.yaml" for a run of that config.
+# The HTML report of a finished run (results/report.html); CONFIG and SNAKEMAKE_ARGS as for
+# `make run`, e.g. make report CONFIG=my.yaml for a run of that config.
 # Snakemake offers a table only as a CSV download; the second step shows each as a sortable table
 # (vcrbench.plan.report).
 report: setup
-	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --report results/report.html $(SNAKEMAKE_ARGS)
+	NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/snakemake --cores $(CORES) --report results/report.html $(CONFIG_ARGS) $(SNAKEMAKE_ARGS)
 	$(BIN)/python -m vcrbench.plan.report results/report.html
 
 lock: setup

@@ -37,16 +37,31 @@ def test_the_citation_file_names_the_project_and_the_vcr_paper():
     assert paper["type"] == "conference-paper" and paper["year"] == 2024
 
 
-@pytest.mark.parametrize("target", ["run", "figures", "report"])
-def test_make_targets_that_run_snakemake_take_snakemake_args(target):
-    """`make <target> SNAKEMAKE_ARGS="--configfile my.yaml"` passes the arguments on (a dry run
-    of make: nothing is set up or run)."""
+def make_dry_run(target: str, *variables: str) -> list[str]:
+    """The commands `make -n <target> <variables>` would run (nothing is set up or run)."""
     proc = subprocess.run(
-        ["make", "-n", target, "SNAKEMAKE_ARGS=--configfile my.yaml", "VENV=/nonexistent"],
+        ["make", "-n", target, *variables, "VENV=/nonexistent"],
         cwd=REPO,
         capture_output=True,
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    (line,) = [x for x in proc.stdout.splitlines() if re.search(r"/bin/snakemake\b", x)]
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("target", ["run", "figures", "report", "plan"])
+def test_every_make_target_names_its_config_with_config(target):
+    """`make <target> CONFIG=my.yaml`, the same for every target that runs or plans the
+    workflow (a dry run of make: nothing is set up or run)."""
+    program = r"/bin/python scripts/plan_cost.py" if target == "plan" else r"/bin/snakemake\b"
+    (line,) = [x for x in make_dry_run(target, "CONFIG=my.yaml") if re.search(program, x)]
+    assert " --configfile my.yaml" in line, line
+
+
+@pytest.mark.parametrize("target", ["run", "figures", "report"])
+def test_make_targets_that_run_snakemake_take_snakemake_args(target):
+    """`make <target> SNAKEMAKE_ARGS="--configfile my.yaml"` passes the arguments on (a dry run
+    of make: nothing is set up or run)."""
+    lines = make_dry_run(target, "SNAKEMAKE_ARGS=--configfile my.yaml")
+    (line,) = [x for x in lines if re.search(r"/bin/snakemake\b", x)]
     assert line.endswith(" --configfile my.yaml"), line

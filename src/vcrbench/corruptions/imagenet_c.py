@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from vcrbench.corruptions.registry import Param, register_corruption
+from vcrbench.corruptions.values import cast_uint8
 
 INF = math.inf
 
@@ -260,12 +261,12 @@ def glass_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generat
 
 
 def _blur_moved(image: np.ndarray, sigma: float, move) -> np.ndarray:
-    """Glass blur's frame: Gaussian blur (σ), rounded to uint8, ``move(x)`` (in place), the same
+    """Glass blur's frame: Gaussian blur (σ), cast to uint8 (rounded by default), ``move(x)`` (in place), the same
     Gaussian blur again."""
     x = image / 255.0
     if sigma > 0:
         x = gaussian_filter(x, sigma)
-    x = np.clip(np.rint(x * 255), 0, 255).astype(np.uint8)
+    x = cast_uint8(x * 255)  # rounded, or truncated under cast: truncate (values.casting)
     move(x)
     if sigma > 0:
         return np.clip(gaussian_filter(x / 255.0, sigma), 0, 1) * 255

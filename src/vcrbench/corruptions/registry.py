@@ -3,7 +3,8 @@
 A corruption is a function ``f(image, params, rng) -> image`` of an HxWx3 uint8 RGB image, a dict
 of continuous parameters drawn from a declared box domain C, and a ``numpy.random.Generator``; it
 is wrapped in a :class:`Corruption` that validates parameters, seeds the generator from an integer
-seed and converts the result to uint8 (rounding, clipping to [0, 255]). Built-in corruptions are
+seed and converts the result to uint8 (clipping to [0, 255]; rounding, or truncating with the
+``cast`` option). Built-in corruptions are
 registered with :func:`register_corruption`; a user's own function is found from a Python path
 (``"package.module:function"``) given in the config entry, with its domain, and needs no change to
 the workflow.
@@ -26,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
-from vcrbench.corruptions.values import check_image, check_interval, check_seed, to_uint8
+from vcrbench.corruptions.values import (
+    DEFAULT_CAST,
+    casting,
+    check_cast,
+    check_image,
+    check_interval,
+    check_seed,
+    to_uint8,
+)
 from vcrbench.errors import CorruptionError, did_you_mean
 from vcrbench.vocab import (
     CORRUPTION_CATEGORIES,
@@ -50,6 +59,7 @@ OPTION_KEYS = frozenset(
         "similarity_class",
         "identity",
         "n_samples",
+        "cast",
     }
 )
 
@@ -100,6 +110,9 @@ class Corruption:
     category:
         ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
         belongs to one, else ``"other"`` (the by-category tables, docs/figures.md).
+    cast:
+        How its float output (and any intermediate uint8 image) becomes uint8: ``"round"`` or
+        ``"truncate"`` (the VCR authors' and ImageNet-C's ``np.uint8``; ``values.CASTS``).
     """
 
     name: str
@@ -113,6 +126,7 @@ class Corruption:
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
     category: str = OTHER_CATEGORY
+    cast: str = DEFAULT_CAST
 
     @property
     def param_names(self) -> list[str]:
@@ -175,8 +189,9 @@ class Corruption:
         image = check_image(image, self.name)
         values = self.validate(params, within=within)
         rng = np.random.Generator(np.random.PCG64(check_seed(seed, self.name)))
-        out = self.function(image, values, rng)
-        return to_uint8(out, image.shape, self.name)
+        with casting(self.cast):
+            out = self.function(image, values, rng)
+        return to_uint8(out, image.shape, self.name, self.cast)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling)."""
@@ -227,8 +242,9 @@ class Corruption:
         return next(p for p in self.params if p.name == name)
 
     def describe(self) -> dict[str, Any]:
-        """Plain-data description (for logs, docs and Parquet metadata)."""
-        return {
+        """Plain-data description (for logs, docs and Parquet metadata); ``cast`` only where it is
+        not the default (so a default run's metadata stays as it was)."""
+        out = {
             "name": self.name,
             "source": self.source,
             "params": {
@@ -239,6 +255,9 @@ class Corruption:
             "similarity_class": self.similarity_class,
             "reason": self.reason,
         }
+        if self.cast != DEFAULT_CAST:
+            out["cast"] = self.cast
+        return out
 
 
 # --------------------------------------------------------------------------- the registry
@@ -382,7 +401,9 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     ``domain`` ({param: [low, high]} overrides, applied after the set), ``reason`` (why),
     ``function`` ("package.module:function", a user corruption: with ``domain`` for each of its
     parameters, optional ``identity`` {param: value}, ``imagenet_c``, ``similarity_class``).
-    ``n_samples`` is a sampling setting and is ignored here.
+    ``cast`` (``round``, the default, or ``truncate``: how the output becomes uint8,
+    :data:`vcrbench.corruptions.values.CASTS`). ``n_samples`` is a sampling setting and is
+    ignored here.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - OPTION_KEYS)
@@ -391,8 +412,9 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             f"corruption {name!r}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}"
         )
     domain_set(options.get("domain_set") or DEFAULT_DOMAIN_SET)  # an unknown set raises
+    cast = check_cast(options.get("cast", DEFAULT_CAST), name)
     if options.get("function"):
-        return _user_corruption(name, options)
+        return replace(_user_corruption(name, options), cast=cast)
     if name not in _REGISTRY:
         raise CorruptionError(
             f"unknown corruption {name!r}{did_you_mean(name, _REGISTRY)}; "
@@ -414,7 +436,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
         corruption = corruption.with_domain(options["domain"], options.get("reason", ""))
     elif options.get("reason"):
         corruption = replace(corruption, reason=options["reason"])
-    return corruption
+    return replace(corruption, cast=cast) if cast != corruption.cast else corruption
 
 
 def load_function(path: str) -> CorruptionFunction:

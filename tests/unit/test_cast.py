@@ -117,3 +117,14 @@ def test_definitions_row_says_which_cast(tmp_path):
         "cast of corrupted images to uint8"
     ]
     assert row["this_run"].startswith("truncated") and row["matches_paper"] == "yes"
+
+
+def test_paper_config_casts_as_the_authors_code(tmp_path):
+    cfg = plan.validate(shipped_config("paper.yaml", tmp_path))
+    assert pconfig.cast(cfg) == "truncate"
+    assert all(
+        get_corruption(name, pconfig.corruption_options(cfg, name)).cast == "truncate"
+        for name in cfg["corruptions"]
+    )
+    rows = {r["definition"]: r for r in definitions.definitions(cfg)}
+    assert rows["cast of corrupted images to uint8"]["matches_paper"] == "yes"

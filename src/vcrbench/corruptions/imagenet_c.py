@@ -17,7 +17,8 @@ a continuous generalisation is used that equals the original at integer values:
 
 Two deliberate differences from imagecorruptions, both at most one grey level: results are rounded
 to uint8 (imagecorruptions truncates with ``np.uint8``, which darkens every image by 0.5 on average
-and makes the identity a visible change), and so is glass blur's intermediate uint8 image.
+and makes the identity a visible change), and so is glass blur's intermediate uint8 image; the
+``cast`` option (``sampling.cast: truncate``) truncates both as imagecorruptions does.
 glass blur keeps imagecorruptions' "swap", which in numpy/numba semantics copies the displaced
 pixel rather than exchanging the two (``a[i], a[j] = a[j], a[i]`` on array rows).
 """

@@ -22,13 +22,30 @@ WordNet ids; ``--images K`` draws K of them) and scaled down:
 Pipelines, all measured on the same draws: ``--resolution crop`` (the 224² the models see, the
 workflow's default) and/or ``stored`` (the VCR authors' pipeline, ``dataset.resolution: stored``:
 the stored image, longer side at most ``--max-side``, corrupted and measured there); ``--grey
-float`` and/or ``uint8`` (OpenCV's rounded grey, ``vif.grey``). One table per pipeline.
+float`` and/or ``uint8`` (OpenCV's rounded grey, ``vif.grey``); ``--cast round`` and/or
+``truncate`` (the corrupted image's float pixels rounded or truncated to uint8, ``sampling.cast``);
+``--metric`` for both columns and ``--imagenet-c-metric`` for the ImageNet-C column only:
+``vif`` (Δv = 1 − VIF(clean, corrupted)), ``vif-swapped`` (VIF(corrupted, clean)), ``vif-unit``
+(both grey images divided by 255 first, as [0, 1] tensors would be), ``vif-swapped-unit`` (both),
+``ssim`` (1 − SSIM as the toolbox's older ``bootstrap/bootstrapper.py``: scikit-image's
+``rgb2gray`` of both uint8 images, ``data_range = g1.max() − g2.min()``) and ``ssim-mixed``
+(the same with the corrupted image's grey on the 0-255 scale, as that code passes the float
+output of a corruption). One table per pipeline.
+
+Images: ``--human-classes`` keeps only the images of the 207 ImageNet classes of the 16 human
+classes (after ``--images``). Thresholds: ``--imagenet-c-share S`` counts a bin of the ImageNet-C
+column as covered at the paper's 20 images in S × 250,000 samples, scaled to the samples here (as
+if the paper's set had been a share S of ImageNet-C, e.g. RobustBench's 5,000 images per
+severity: 0.1); without it, both columns use the VCR column's threshold. ``--json`` keeps every
+Δv and the image ids, for thresholds and subsets chosen afterwards.
 
 Coverage: 40 bins, bins 0..38 counted (k/39). Single threads per worker process.
 
     python benchmarks/bench_table2.py [--n 1000] [--workers 2] [--corruptions a,b] [--json out.json]
         [--dataset folder --path DIR --labels CSV [--images K]] [--resolution crop,stored]
-        [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85] [--own-vcr-sets]
+        [--max-side 512] [--grey float,uint8] [--imagenet-c-jpeg 85 [--imagenet-c-jpeg-only]]
+        [--own-vcr-sets] [--cast round,truncate] [--metric vif,ssim]
+        [--imagenet-c-metric vif-swapped,vif-unit] [--human-classes] [--imagenet-c-share 0.1]
         [--toolbox-variants]
 """
 
@@ -68,9 +85,16 @@ from vcrbench.datasets import (  # noqa: E402
     read_embedded_dataset,
     select_images,
 )
+from vcrbench.labels import imagenet_to_16  # noqa: E402
 from vcrbench.seeding import derive_seed  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
-from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS, PAIRED_VCR_SETS  # noqa: E402
+from vcrbench.vocab import (  # noqa: E402
+    CASTS,
+    COVERAGE_DENOMINATOR,
+    DEFAULT_CAST,
+    N_BINS,
+    PAIRED_VCR_SETS,
+)
 
 #: The paper's ImageNet-C coverage (Table 2, the ImageNet-C column).
 PAPER_IMAGENET_C = {
@@ -85,6 +109,8 @@ PAPER_IMAGENET_C = {
     "glass_blur": 0.333,
 }
 PAPER_N, PAPER_MIN_COUNT = 50_000, 20
+#: ImageNet-C's validation set: 50,000 images at five severities.
+IMAGENET_C_N = 250_000
 
 
 #: Workers started fresh, not forked: a fork of a process with threads (torch's, BLAS's, a test
@@ -102,11 +128,53 @@ def expected_coverage_at(p: np.ndarray, n: int, min_count: int) -> float:
 #: sees; ``stored``: the stored image, longer side bounded by ``--max-side``, as the VCR authors'
 #: generator did) and the grey conversion before VIF (``float`` or ``uint8``, OpenCV's).
 RESOLUTIONS, GREYS = ("crop", "stored"), GREY_CONVERSIONS
+#: How Δv is measured (module docstring); the VIF ones use the pipeline's grey conversion.
+METRICS = ("vif", "vif-swapped", "vif-unit", "vif-swapped-unit", "ssim", "ssim-mixed")
 
 
-def pipeline_key(resolution: str, grey: str, jpeg: int | None = None) -> str:
-    """``resolution/grey``, or ``resolution/jpegQ/grey`` for ImageNet-C re-encoded at quality Q."""
-    return "/".join([resolution, *([f"jpeg{jpeg}"] if jpeg else []), grey])
+def pipeline_key(
+    resolution: str,
+    grey: str,
+    jpeg: int | None = None,
+    cast: str = DEFAULT_CAST,
+    metric: str = "vif",
+) -> str:
+    """``resolution/grey``; ``resolution/jpegQ/grey`` for ImageNet-C re-encoded at quality Q; a
+    cast other than rounding after the resolution and a metric other than ``vif`` at the end
+    (``crop/truncate/jpeg85/float/vif-swapped``); the SSIM metrics name no grey conversion."""
+    parts = [resolution, cast if cast != DEFAULT_CAST else None, f"jpeg{jpeg}" if jpeg else None]
+    if metric.startswith("vif"):
+        parts += [grey, metric if metric != "vif" else None]
+    else:
+        parts.append(metric)
+    return "/".join(p for p in parts if p)
+
+
+def delta_v_by(metric: str, clean: np.ndarray, shown: np.ndarray, grey: str) -> float:
+    """Δv of one uint8 pair by ``metric`` (:data:`METRICS`), clipped to [0, 1]."""
+    if metric == "vif":
+        return float(measure.visual_change(clean[None], shown[None], grey=grey)[1][0])
+    if metric.startswith("vif"):
+        from vcrbench import vif
+
+        a, b = vif.grey(clean, grey), vif.grey(shown, grey)
+        if "unit" in metric:
+            a, b = a / 255.0, b / 255.0
+        if "swapped" in metric:
+            a, b = b, a
+        return float(np.clip(1.0 - vif.vif(a, b), 0.0, 1.0))
+    if metric in ("ssim", "ssim-mixed"):
+        from skimage.color import rgb2gray
+        from skimage.metrics import structural_similarity
+
+        g1 = rgb2gray(clean)  # uint8 -> [0, 1]
+        g2 = rgb2gray(shown if metric == "ssim" else shown.astype(np.float64))  # 0-255 if mixed
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # data_range 0 (a saturated image whose minimum is the clean maximum) gives NaN:
+            # the toolbox never kept such a draw (its loop draws again); table() drops them
+            ssim = structural_similarity(g1, g2, data_range=g1.max() - g2.min())
+        return float(np.clip(1.0 - ssim, 0.0, 1.0))
+    raise ValueError(f"metric must be one of {list(METRICS)}, not {metric!r}")
 
 
 class Images:
@@ -138,61 +206,87 @@ def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
     return np.asarray(Image.open(buf).convert("RGB"))
 
 
-def measure_all(c, images: Images, image_id, params, seed, pipelines, within, jpeg=()) -> dict:
+def measure_all(
+    c, images: Images, image_id, params, seed, pipelines, within, jpeg=(), metrics=("vif",),
+    casts=(DEFAULT_CAST,), plain=True,
+) -> dict:  # fmt: skip
     """Δv of one sample under every pipeline ``(resolution, grey)``: corrupted once per
-    resolution, measured once per grey conversion (and per JPEG quality in ``jpeg``)."""
+    resolution and cast (``c`` with each cast of ``casts``), measured once per grey conversion
+    and metric (and per JPEG quality in ``jpeg``; ``plain=False``: only those)."""
     out = {}
     for resolution in dict.fromkeys(r for r, _ in pipelines):
         clean = images.get(resolution, image_id)
-        corrupted = c.apply(clean, params, int(seed), within=within)
-        for quality in (None, *jpeg):
-            shown = corrupted if quality is None else jpeg_roundtrip(corrupted, quality)
-            for res, grey in pipelines:
-                if res == resolution:
-                    dv = measure.visual_change(clean[None], shown[None], grey=grey)[1][0]
-                    out[pipeline_key(res, grey, quality)] = float(dv)
+        for cast in casts:
+            corrupted = c.get(cast).apply(clean, params, int(seed), within=within)
+            for quality in ((None,) if plain else ()) + tuple(jpeg):
+                shown = corrupted if quality is None else jpeg_roundtrip(corrupted, quality)
+                for metric in metrics:
+                    greys = [g for r, g in pipelines if r == resolution]
+                    for grey in greys if metric.startswith("vif") else greys[:1]:
+                        key = pipeline_key(resolution, grey, quality, cast, metric)
+                        out[key] = delta_v_by(metric, clean, shown, grey)
     return out
 
 
-def imagenet_c_dv(c, images: Images, pipelines, jpeg) -> dict[str, list[float]]:
-    """Δv of every clean image at the five severities, per pipeline."""
+def corruption_casts(name: str, casts, options=None) -> dict:
+    """The corruption ``name`` on the paper's domains (with ``options``, e.g. its variant), once
+    per cast: ``{cast: Corruption}``."""
+    options = {"domain_set": "paper", **(options or {})}
+    return {k: get_corruption(name, {**options, "cast": k}) for k in casts}
+
+
+def imagenet_c_dv(c, images: Images, pipelines, jpeg, measures=None) -> dict[str, list[float]]:
+    """Δv of every clean image at the five severities, per pipeline (``measures``: the keyword
+    arguments of :func:`measure_all` beyond ``jpeg``; ``c``: a Corruption or ``{cast: ...}``)."""
+    c = c if isinstance(c, dict) else {DEFAULT_CAST: c}
+    measures = {"casts": tuple(c), **(measures or {})}
+    any_c = next(iter(c.values()))
     out: dict[str, list[float]] = {}
-    for severity, params in enumerate(c.imagenet_c, start=1):
+    for severity, params in enumerate(any_c.imagenet_c, start=1):
         for i in images.clean.image_ids:
-            seed = derive_seed(0, "imagenet-c", c.name, severity, i)
-            dvs = measure_all(c, images, i, dict(params), seed, pipelines, "limits", jpeg)
+            seed = derive_seed(0, "imagenet-c", any_c.name, severity, i)
+            dvs = measure_all(
+                c, images, i, dict(params), seed, pipelines, "limits", jpeg, **measures
+            )
             for key, dv in dvs.items():
                 out.setdefault(key, []).append(dv)
     return out
 
 
 def job(
-    name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True, toolbox: bool = False
-) -> dict:
+    name: str, folder: str, n: int, pipelines, jpeg, paired: bool = True, casts=(DEFAULT_CAST,),
+    metrics=("vif",), inc_metrics=(), plain_inc: bool = True, toolbox: bool = False,
+) -> dict:  # fmt: skip
     images = Images(folder)
-    c = get_corruption(name, {"domain_set": "paper"})
+    c = corruption_casts(name, casts)
     # a row's VCR set: Table 2's pair (vocab.PAIRED_VCR_SETS), or its own with --own-vcr-sets;
     # with --toolbox-variants the toolbox's own function and draw where it has one
     vcr_name = PAIRED_VCR_SETS.get(name, name) if paired else name
     variant = {"variant": "toolbox"} if toolbox and "toolbox" in list_variants(vcr_name) else {}
-    v = get_corruption(vcr_name, {"domain_set": "paper", **variant})
+    v = corruption_casts(vcr_name, casts, variant)
+    v0 = next(iter(v.values()))
     start = time.perf_counter()
-    m = sampling.make_manifest(v, images.clean, n, n, seed=21, mode="parameter-uniform")
-    values = {p: m[f"param.{p}"].to_numpy() for p in v.param_names}
+    m = sampling.make_manifest(v0, images.clean, n, n, seed=21, mode="parameter-uniform")
+    values = {p: m[f"param.{p}"].to_numpy() for p in v0.param_names}
     ids, seeds = m["image_id"].to_numpy(), m["seed"].to_numpy()
     vcr: dict[str, list[float]] = {}
     for k in range(len(m)):
         params = {p: float(x[k]) for p, x in values.items()}
-        dvs = measure_all(v, images, ids[k], params, seeds[k], pipelines, "domain")
+        dvs = measure_all(
+            v, images, ids[k], params, seeds[k], pipelines, "domain", metrics=metrics, casts=casts
+        )
         for key, dv in dvs.items():
             vcr.setdefault(key, []).append(dv)
+    inc_measures = {"metrics": tuple(dict.fromkeys((*metrics, *inc_metrics))), "plain": plain_inc}
     return {
         "name": name,
-        "vcr_corruption": v.name,
-        "vcr_variant": v.variant,
-        "domain": {k: list(x) for k, x in v.domain.items()},
+        "vcr_corruption": v0.name,
+        "vcr_variant": v0.variant,
+        "domain": {k: list(x) for k, x in v0.domain.items()},
         "vcr_dv": vcr,
-        "imagenet_c_dv": imagenet_c_dv(c, images, pipelines, jpeg),
+        "vcr_ids": [str(i) for i in ids],
+        "imagenet_c_dv": imagenet_c_dv(c, images, pipelines, jpeg, inc_measures),
+        "imagenet_c_ids": [str(i) for i in images.clean.image_ids] * len(c[casts[0]].imagenet_c),
         "seconds": time.perf_counter() - start,
     }
 
@@ -277,16 +371,54 @@ def _parse_args(argv=None) -> argparse.Namespace:
         help="draw the VCR sets with the toolbox's own function and draw where the corruption has "
         "one (variant: toolbox, as config/paper.yaml); the ImageNet-C sets are ImageNet-C's",
     )
+    parser.add_argument(
+        "--imagenet-c-jpeg-only",
+        action="store_true",
+        help="measure the ImageNet-C samples only as JPEG (--imagenet-c-jpeg), not as corrupted",
+    )
+    parser.add_argument(
+        "--cast",
+        default=DEFAULT_CAST,
+        help="corrupted image to uint8, comma-separated: round, truncate",
+    )
+    parser.add_argument(
+        "--metric", default="vif", help=f"Δv of both columns, comma-separated: {', '.join(METRICS)}"
+    )
+    parser.add_argument(
+        "--imagenet-c-metric", default="", help="further Δv metrics of the ImageNet-C column only"
+    )
+    parser.add_argument(
+        "--human-classes",
+        action="store_true",
+        help="only the images of the 16 human classes' 207 ImageNet classes (after --images)",
+    )
+    parser.add_argument(
+        "--imagenet-c-share",
+        type=float,
+        default=None,
+        help="ImageNet-C threshold: 20 images in this share of 250,000 samples, scaled (0.1: "
+        "RobustBench's 5,000 images per severity); default: the VCR column's threshold",
+    )
     args = parser.parse_args(argv)
     args.names = args.corruptions.split(",") if args.corruptions else list(PAPER_VCR)
     unknown = sorted(set(args.names) - set(PAPER_VCR))
     if unknown:
         parser.error(f"not in Table 2: {unknown}; its rows: {', '.join(PAPER_VCR)}")
-    for option, allowed in (("resolution", RESOLUTIONS), ("grey", GREYS)):
-        picked = getattr(args, option).split(",")
+    for option, allowed in (
+        ("resolution", RESOLUTIONS), ("grey", GREYS), ("cast", CASTS), ("metric", METRICS),
+        ("imagenet_c_metric", METRICS),
+    ):  # fmt: skip
+        picked = [x for x in getattr(args, option).split(",") if x]
         if bad := sorted(set(picked) - set(allowed)):
-            parser.error(f"--{option}: {bad} unknown; choose from {', '.join(allowed)}")
+            flag = option.replace("_", "-")
+            parser.error(f"--{flag}: {bad} unknown; choose from {', '.join(allowed)}")
         setattr(args, option, picked)
+    if not args.metric:
+        parser.error("--metric: give at least one")
+    if args.imagenet_c_jpeg_only and not args.imagenet_c_jpeg:
+        parser.error("--imagenet-c-jpeg-only needs --imagenet-c-jpeg")
+    if args.imagenet_c_share is not None and not 0 < args.imagenet_c_share <= 1:
+        parser.error("--imagenet-c-share must be in (0, 1]")
     args.pipelines = [(r, g) for r in args.resolution for g in args.grey]
     args.jpeg = [int(q) for q in args.imagenet_c_jpeg.split(",") if q]
     if args.dataset == "folder" and not (args.path and args.labels):
@@ -294,11 +426,23 @@ def _parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def imagenet_c_min_count(n_vcr: int, n_imagenet_c: int, share: float | None) -> int:
+    """The ImageNet-C column's threshold: the VCR column's (``share`` None), or the paper's 20
+    images in ``share`` × 250,000 samples scaled to ``n_imagenet_c`` (at least 1)."""
+    if share is None:
+        return scaled_min_count(n_vcr)
+    return scaled_min_count(n_imagenet_c, PAPER_MIN_COUNT, round(share * IMAGENET_C_N))
+
+
 def table(args, results: dict, key: str, inc_key: str) -> list[dict]:
     """Print and return the rows of Table 2 for one pipeline (``key`` for the VCR column,
     ``inc_key`` for the ImageNet-C column)."""
     m = scaled_min_count(args.n)
-    print(f"\n## VCR {key}, ImageNet-C {inc_key}; threshold {m} image(s) per bin for both")
+    n_inc = len(next(iter(results.values()))["imagenet_c_dv"][inc_key])
+    m_inc = imagenet_c_min_count(args.n, n_inc, args.imagenet_c_share)
+    print(
+        f"\n## VCR {key}, ImageNet-C {inc_key}; threshold {m} image(s) per bin (ImageNet-C {m_inc})"
+    )
     print(
         f"{'corruption':15s} {'IN-C here':>9s} {'paper':>6s}   {'VCR here':>8s} "
         f"{'E@50k':>6s} {'paper':>6s}  Δv range here"
@@ -307,8 +451,11 @@ def table(args, results: dict, key: str, inc_key: str) -> list[dict]:
     for name in args.names:
         r = results[name]
         vcr, inc = np.asarray(r["vcr_dv"][key]), np.asarray(r["imagenet_c_dv"][inc_key])
+        # SSIM's undefined draws (NaN, delta_v_by) are dropped and counted
+        dropped = (int(np.isnan(vcr).sum()), int(np.isnan(inc).sum()))
+        vcr, inc = vcr[~np.isnan(vcr)], inc[~np.isnan(inc)]
         cov_vcr = coverage.coverage(vcr, min_count=m)["coverage"]
-        cov_inc = coverage.coverage(inc, min_count=m)["coverage"]
+        cov_inc = coverage.coverage(inc, min_count=m_inc)["coverage"]
         p = counts_per_bin(vcr, N_BINS) / len(vcr)
         expected = expected_coverage_at(p, PAPER_N, PAPER_MIN_COUNT)
         rows.append(
@@ -325,13 +472,22 @@ def table(args, results: dict, key: str, inc_key: str) -> list[dict]:
                 "vcr_dv_min": float(vcr.min()),
                 "vcr_dv_max": float(vcr.max()),
                 "imagenet_c_dv_min": float(inc.min()),
+                "imagenet_c_dv_max": float(inc.max()),
+                "min_count": m,
+                "imagenet_c_min_count": m_inc,
+                "undefined_dropped": dropped,
                 "domain": r["domain"],
                 "seconds": r["seconds"],
             }
         )
         print(
             f"{name:15s} {cov_inc:9.3f} {PAPER_IMAGENET_C[name]:6.3f}   {cov_vcr:8.3f} "
-            f"{expected:6.3f} {PAPER_VCR[name]:6.3f}  {vcr.min():.2f}-{vcr.max():.2f}",
+            f"{expected:6.3f} {PAPER_VCR[name]:6.3f}  {vcr.min():.2f}-{vcr.max():.2f}"
+            + (
+                f"  (undefined, dropped: VCR {dropped[0]}, IN-C {dropped[1]})"
+                if any(dropped)
+                else ""
+            ),
             flush=True,
         )
     near = [
@@ -352,25 +508,52 @@ def main(argv=None) -> None:
             dataset = select_images(dataset, n_images=args.images, seed=0)
     elif args.images is not None:
         dataset = select_images(read_embedded_dataset(), n_images=args.images, seed=0)
+    if args.human_classes:
+        dataset = read_embedded_dataset() if dataset is None else dataset
+        dataset = dataset[imagenet_to_16(dataset["label"].to_numpy()) >= 0].reset_index(drop=True)
+        if dataset.empty:
+            raise SystemExit("--human-classes: none of the images is in the 16 human classes")
     max_side = args.max_side if "stored" in args.resolution else None
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
-        f"# Table 2 check: paper domains, parameter-uniform, N = {args.n}; {args.dataset} images; "
-        f"pipelines {args.pipelines}; ImageNet-C JPEG {args.jpeg or 'no'}; load {load}"
+        f"# Table 2 check: paper domains, parameter-uniform, N = {args.n}; {args.dataset} images"
+        f"{' (16 human classes)' if args.human_classes else ''}; pipelines {args.pipelines}; "
+        f"casts {args.cast}; metrics {args.metric} (ImageNet-C also {args.imagenet_c_metric}); "
+        f"ImageNet-C JPEG {args.jpeg or 'no'}; load {load}"
     )
     start = time.perf_counter()
+    plain = not args.imagenet_c_jpeg_only
     found = per_corruption(
         job, args.names, args.workers, args.n, args.pipelines, args.jpeg, not args.own_vcr_sets,
+        tuple(args.cast), tuple(args.metric), tuple(args.imagenet_c_metric), plain,
         args.toolbox_variants, dataset=dataset, max_side=max_side,
     )  # fmt: skip
     results = {r["name"]: r for r in found}
-    n_inc = len(next(iter(results.values()))["imagenet_c_dv"][pipeline_key(*args.pipelines[0])])
-    print(f"\nImageNet-C: {n_inc // 5} images x 5 severities; threshold as the VCR column's")
+    if args.json:  # the measurements first: a table that fails loses nothing
+        Path(args.json).write_text(json.dumps({"n": args.n, "results": found}))
+    n_inc = len(next(iter(results.values()))["imagenet_c_ids"])
+    print(f"\nImageNet-C: {n_inc // 5} images x 5 severities")
     rows = []
+    qualities = ((None,) if plain else ()) + tuple(args.jpeg)
     for res, grey in args.pipelines:
-        for quality in (None, *args.jpeg):
-            rows += table(args, results, pipeline_key(res, grey), pipeline_key(res, grey, quality))
-    payload = {"n": args.n, "min_count": scaled_min_count(args.n), "rows": rows, "results": found}
+        for cast in args.cast:
+            for metric in dict.fromkeys((*args.metric, *args.imagenet_c_metric)):
+                # an ImageNet-C-only metric beside the VCR column's first metric
+                vcr_metric = metric if metric in args.metric else args.metric[0]
+                if not metric.startswith("vif") and grey != args.grey[0]:
+                    continue  # SSIM has no grey conversion: one table
+                key = pipeline_key(res, grey, None, cast, vcr_metric)
+                for quality in qualities:
+                    inc_key = pipeline_key(res, grey, quality, cast, metric)
+                    rows += table(args, results, key, inc_key)
+    payload = {
+        "n": args.n,
+        "min_count": scaled_min_count(args.n),
+        "imagenet_c_share": args.imagenet_c_share,
+        "human_classes": args.human_classes,
+        "rows": rows,
+        "results": found,
+    }
     finish(start, args, payload)
 
 

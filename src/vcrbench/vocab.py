@@ -146,6 +146,10 @@ PARAM_PREFIX = "param."
 #: The domain set of the built-in corruptions when the config names none (config:
 #: sampling.domain_set; vcrbench.corruptions.DOMAIN_SETS).
 DEFAULT_DOMAIN_SET = "calibrated"
+#: How a corrupted image's float pixels become uint8 (``sampling.cast``, a corruption's ``cast``;
+#: vcrbench.corruptions.values.cast_uint8): rounded (the default) or truncated (``np.uint8``).
+CASTS = ("round", "truncate")
+DEFAULT_CAST = "round"
 
 
 def param_column(name: str) -> str:

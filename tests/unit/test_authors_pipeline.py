@@ -280,16 +280,108 @@ def test_bench_table2_draws_the_toolbox_variants_when_asked(tmp_path, monkeypatc
 
     bench_table2.prepare_images(str(tmp_path), bench_table2.read_embedded_dataset().head(2))
     crop = [("crop", "float")]
-    frost = bench_table2.job("frost", str(tmp_path), 6, crop, [], True, True)
+    frost = bench_table2.job("frost", str(tmp_path), 6, crop, [], True, toolbox=True)
     assert frost["vcr_variant"] == "toolbox"
-    assert bench_table2.job("frost", str(tmp_path), 6, crop, [], True, False)["vcr_variant"] == ""
+    assert (
+        bench_table2.job("frost", str(tmp_path), 6, crop, [], True, toolbox=False)["vcr_variant"]
+        == ""
+    )
     # a row whose VCR set has no variant is drawn as before; motion blur's pair has one
     assert (
-        bench_table2.job("brightness", str(tmp_path), 6, crop, [], True, True)["vcr_variant"] == ""
+        bench_table2.job("brightness", str(tmp_path), 6, crop, [], True, toolbox=True)[
+            "vcr_variant"
+        ]
+        == ""
     )
-    motion = bench_table2.job("motion_blur", str(tmp_path), 6, crop, [], True, True)
+    motion = bench_table2.job("motion_blur", str(tmp_path), 6, crop, [], True, toolbox=True)
     assert (motion["vcr_corruption"], motion["vcr_variant"]) == ("motion_blur_line", "toolbox")
     assert bench_table2._parse_args(["--toolbox-variants"]).toolbox_variants
+
+
+def _bench_table2(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop("bench_table2", None)
+    import bench_table2
+
+    return bench_table2
+
+
+def test_bench_table2_measures_the_leads_metrics_as_defined(monkeypatch):
+    bench = _bench_table2(monkeypatch)
+    assert bench.pipeline_key("crop", "float") == "crop/float"
+    assert bench.pipeline_key("crop", "float", 85, "truncate", "vif-unit") == (
+        "crop/truncate/jpeg85/float/vif-unit"
+    )
+    assert bench.pipeline_key("crop", "uint8", None, "round", "ssim") == "crop/ssim"
+    clean = _photo(96, 96, 5)
+    shown = np.clip(gaussian_filter(clean.astype(float), (1.5, 1.5, 0)), 0, 255).astype(np.uint8)
+    a, b = vif.grey(clean, "float"), vif.grey(shown, "float")
+    got = {m: bench.delta_v_by(m, clean, shown, "float") for m in bench.METRICS}
+    assert got["vif"] == pytest.approx(measure.visual_change(clean, shown)[1])
+    for metric, (x, y) in {
+        "vif-swapped": (b, a), "vif-unit": (a / 255, b / 255), "vif-swapped-unit": (b / 255, a / 255)
+    }.items():  # fmt: skip
+        assert got[metric] == pytest.approx(np.clip(1 - vif.vif(x, y), 0, 1)), metric
+    # VIF's fixed noise variance makes the scale matter; the swap is not symmetric
+    assert abs(got["vif-unit"] - got["vif"]) > 0.01 and abs(got["vif-swapped"] - got["vif"]) > 0.01
+    from skimage.color import rgb2gray
+    from skimage.metrics import structural_similarity
+
+    g1, g2 = rgb2gray(clean), rgb2gray(shown)
+    assert got["ssim"] == pytest.approx(
+        1 - structural_similarity(g1, g2, data_range=1.0 * (g1.max() - g2.min()))
+    )
+    assert got["ssim-mixed"] > 0.9  # the corrupted grey on 0-255 against the clean on [0, 1]
+    assert bench.delta_v_by("ssim", clean, clean, "float") == 0.0
+    with pytest.raises(ValueError, match="metric must be one of"):
+        bench.delta_v_by("psnr", clean, shown, "float")
+    # the ImageNet-C threshold as a share of the paper's 250,000 samples
+    assert bench.imagenet_c_min_count(5000, 5000, None) == 2
+    assert bench.imagenet_c_min_count(5000, 5000, 0.1) == 4
+    assert bench.imagenet_c_min_count(5000, 1035, 0.1) == 1
+
+
+def test_bench_table2_casts_measures_and_keeps_the_human_classes(tmp_path, monkeypatch):
+    bench = _bench_table2(monkeypatch)
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    # a tabby cat and an airliner are in the 16 human classes (cat, airplane); a tench is not
+    wnids = ["n02123045", "n02690373", "n01440764"]
+    for k, wnid in enumerate(wnids):
+        Image.fromarray(_photo(240, 260, 10 + k)).save(folder / f"{wnid}.JPEG", quality=95)
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"file": [f"{w}.JPEG" for w in wnids], "label": wnids}).to_csv(labels, index=False)
+    out = tmp_path / "table2.json"
+    bench.main(
+        [
+            "--dataset", "folder", "--path", str(folder), "--labels", str(labels),
+            "--n", "6", "--workers", "1", "--corruptions", "brightness", "--human-classes",
+            "--cast", "round,truncate", "--metric", "vif,ssim", "--imagenet-c-metric",
+            "vif-swapped", "--imagenet-c-jpeg", "85", "--imagenet-c-jpeg-only",
+            "--imagenet-c-share", "0.1", "--json", str(out),
+        ]
+    )  # fmt: skip
+    found = json.loads(out.read_text())
+    result = found["results"][0]
+    assert found["human_classes"] and found["imagenet_c_share"] == 0.1
+    assert (
+        set(result["imagenet_c_ids"])
+        == set(result["vcr_ids"])
+        == {"n02123045.JPEG", "n02690373.JPEG"}
+    )
+    assert set(result["vcr_dv"]) == {
+        "crop/float", "crop/ssim", "crop/truncate/float", "crop/truncate/ssim"
+    }  # fmt: skip
+    assert set(result["imagenet_c_dv"]) == {
+        f"crop/{c}jpeg85/{m}" for c in ("", "truncate/")
+        for m in ("float", "ssim", "float/vif-swapped")
+    }  # fmt: skip
+    assert len(result["imagenet_c_dv"]["crop/jpeg85/float"]) == 2 * 5
+    # truncation lowers pixels: the same draws, other Δv
+    assert result["vcr_dv"]["crop/float"] != result["vcr_dv"]["crop/truncate/float"]
+    assert {r["imagenet_c_min_count"] for r in found["rows"]} == {1}
+    with pytest.raises(SystemExit):
+        bench.main(["--metric", "psnr"])
 
 
 def test_vif_keeps_a_bounded_number_of_filter_spectra_over_many_image_sizes():

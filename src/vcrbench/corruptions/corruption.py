@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from vcrbench.corruptions.values import check_image, check_interval, check_seed, to_uint8
+from vcrbench.corruptions.values import (
+    DEFAULT_CAST,
+    casting,
+    check_image,
+    check_interval,
+    check_seed,
+    to_uint8,
+)
 from vcrbench.errors import CorruptionError
 from vcrbench.vocab import OTHER_CATEGORY, param_column
 
@@ -98,6 +105,9 @@ class Corruption:
     category:
         ImageNet-C's corruption category (noise, blur, weather, digital) where the corruption
         belongs to one, else ``"other"`` (the by-category tables, docs/figures.md).
+    cast:
+        How its float output (and any intermediate uint8 image) becomes uint8: ``"round"`` or
+        ``"truncate"`` (the VCR authors' and ImageNet-C's ``np.uint8``; ``values.CASTS``).
     """
 
     name: str
@@ -111,6 +121,7 @@ class Corruption:
     reason: str = ""
     calibration: Mapping[str, Any] = field(default_factory=dict)
     category: str = OTHER_CATEGORY
+    cast: str = DEFAULT_CAST
     #: The variant chosen (:func:`register_variant`), "" for the registered function.
     variant: str = ""
     #: The registered corruption a variant was made from (its ImageNet-C sets' function).
@@ -191,8 +202,9 @@ class Corruption:
         image = check_image(image, self.name)
         values = self.validate(params, within=within)
         rng = np.random.Generator(np.random.PCG64(check_seed(seed, self.name)))
-        out = self.function(image, values, rng)
-        return to_uint8(out, image.shape, self.name)
+        with casting(self.cast):
+            out = self.function(image, values, rng)
+        return to_uint8(out, image.shape, self.name, self.cast)
 
     def sample_uniform(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """``n`` parameter vectors c ~ U(C), each parameter independently (the paper's sampling).
@@ -300,7 +312,8 @@ class Corruption:
         return next(p for p in self.params if p.name == name)
 
     def describe(self) -> dict[str, Any]:
-        """Plain-data description (for logs, docs and Parquet metadata)."""
+        """Plain-data description (for logs, docs and Parquet metadata); ``variant`` and ``cast``
+        only where they are not the default (so a default run's metadata stays as it was)."""
         return {
             "name": self.name,
             "source": self.source,
@@ -312,6 +325,7 @@ class Corruption:
             "similarity_class": self.similarity_class,
             "reason": self.reason,
             **({"variant": self.variant} if self.variant else {}),
+            **({"cast": self.cast} if self.cast != DEFAULT_CAST else {}),
         }
 
 

@@ -20,7 +20,8 @@ The VCR authors' toolbox's own versions of some of them (the variant ``toolbox``
 
 Two deliberate differences from imagecorruptions, both at most one grey level: results are rounded
 to uint8 (imagecorruptions truncates with ``np.uint8``, which darkens every image by 0.5 on average
-and makes the identity a visible change), and so is glass blur's intermediate uint8 image.
+and makes the identity a visible change), and so is glass blur's intermediate uint8 image; the
+``cast`` option (``sampling.cast: truncate``) truncates both as imagecorruptions does.
 glass blur keeps imagecorruptions' "swap", which in numpy/numba semantics copies the displaced
 pixel rather than exchanging the two (``a[i], a[j] = a[j], a[i]`` on array rows).
 """
@@ -37,6 +38,7 @@ import numpy as np
 
 from vcrbench.corruptions.corruption import Param
 from vcrbench.corruptions.registry import register_corruption
+from vcrbench.corruptions.values import cast_uint8
 
 INF = math.inf
 
@@ -265,12 +267,12 @@ def glass_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generat
 
 
 def _blur_moved(image: np.ndarray, sigma: float, move) -> np.ndarray:
-    """Glass blur's frame: Gaussian blur (σ), rounded to uint8, ``move(x)`` (in place), the same
+    """Glass blur's frame: Gaussian blur (σ), cast to uint8 (rounded by default), ``move(x)`` (in place), the same
     Gaussian blur again."""
     x = image / 255.0
     if sigma > 0:
         x = gaussian_filter(x, sigma)
-    x = np.clip(np.rint(x * 255), 0, 255).astype(np.uint8)
+    x = cast_uint8(x * 255)  # rounded, or truncated under cast: truncate (values.casting)
     move(x)
     if sigma > 0:
         return np.clip(gaussian_filter(x / 255.0, sigma), 0, 1) * 255

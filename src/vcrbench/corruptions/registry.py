@@ -1,7 +1,8 @@
 """The corruption registry: the built-in corruptions and their variants, found by name.
 
 Built-in corruptions (a :class:`~vcrbench.corruptions.corruption.Corruption`: a function, its
-parameters and their domain) are registered with :func:`register_corruption`; a user's own
+parameters and their domain, its output cast to uint8 by rounding or, with the ``cast``
+option, truncating) are registered with :func:`register_corruption`; a user's own
 function is found from a Python path (``"package.module:function"``) given in the config entry,
 with its domain, and needs no change to the workflow.
 
@@ -33,7 +34,7 @@ from vcrbench.corruptions.corruption import (
     Variant,
 )
 from vcrbench.corruptions.domains import calibrated_domains, domain_set, with_domain_set
-from vcrbench.corruptions.values import check_interval
+from vcrbench.corruptions.values import DEFAULT_CAST, check_cast, check_interval
 from vcrbench.errors import CorruptionError, did_you_mean
 from vcrbench.vocab import (
     CORRUPTION_CATEGORIES,
@@ -57,6 +58,7 @@ OPTION_KEYS = frozenset(
         "identity",
         "n_samples",
         "variant",
+        "cast",
     }
 )
 
@@ -241,7 +243,9 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
     ``function`` ("package.module:function", a user corruption: with ``domain`` for each of its
     parameters, optional ``identity`` {param: value}, ``imagenet_c``, ``similarity_class``).
     ``variant`` (a built-in's variant, :func:`register_variant`; its domain set may give the
-    variant's own domain). ``n_samples`` is a sampling setting and is ignored here.
+    variant's own domain). ``cast`` (``round``, the default, or ``truncate``: how the output
+    becomes uint8, :data:`vcrbench.corruptions.values.CASTS`). ``n_samples`` is a sampling
+    setting and is ignored here.
     """
     options = dict(options or {})
     unknown = sorted(set(options) - OPTION_KEYS)
@@ -250,12 +254,13 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
             f"corruption {name!r}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}"
         )
     domain_set(options.get("domain_set") or DEFAULT_DOMAIN_SET)  # an unknown set raises
+    cast = check_cast(options.get("cast", DEFAULT_CAST), name)
     if options.get("function"):
         if options.get("variant"):
             raise CorruptionError(
                 f"corruption {name!r}: option 'variant' is only for built-in corruptions"
             )
-        return _user_corruption(name, options)
+        return replace(_user_corruption(name, options), cast=cast)
     if name not in _REGISTRY:
         raise CorruptionError(
             f"unknown corruption {name!r}{did_you_mean(name, _REGISTRY)}; "
@@ -280,7 +285,7 @@ def get_corruption(name: str, options: Mapping[str, Any] | None = None) -> Corru
         corruption = corruption.with_domain(options["domain"], options.get("reason", ""))
     elif options.get("reason"):
         corruption = replace(corruption, reason=options["reason"])
-    return corruption
+    return replace(corruption, cast=cast) if cast != corruption.cast else corruption
 
 
 def _variant(name: str, variant: str) -> Variant:

@@ -16,6 +16,7 @@ from vcrbench.errors import ConfigError
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
 from vcrbench.vocab import (
+    DEFAULT_CAST,
     DEFAULT_DOMAIN_SET,
     MODEL_WORKFLOW_KEYS,
     resolve_label_space,
@@ -65,13 +66,23 @@ def corruption_names(config: Mapping) -> list[str]:
 
 
 def corruption_options(config: Mapping, corruption: str) -> dict:
-    """The config entry of a corruption, with ``sampling.domain_set`` where it is not the default
-    (so that every job that builds the corruption builds it on the same domain)."""
+    """The config entry of a corruption, with ``sampling.domain_set`` and ``sampling.cast`` where
+    they are not the default (so that every job that builds the corruption builds it on the same
+    domain and casts it the same way, and a default run's params and hashes stay as they were);
+    the entry's own ``cast`` wins."""
     opts = dict(config["corruptions"][corruption] or {})
     chosen = config["sampling"].get("domain_set", DEFAULT_DOMAIN_SET)
     if chosen != DEFAULT_DOMAIN_SET:
         opts.setdefault("domain_set", chosen)
+    if cast(config) != DEFAULT_CAST:
+        opts.setdefault("cast", cast(config))
     return opts
+
+
+def cast(config: Mapping) -> str:
+    """``sampling.cast``: how every corrupted image becomes uint8 (``round`` when absent, not
+    filled in by the schema; ``truncate``: the authors' ``np.uint8``)."""
+    return config["sampling"].get("cast", DEFAULT_CAST)
 
 
 def n_samples(config: Mapping, corruption: str) -> int:

@@ -34,6 +34,7 @@ def definitions(config: Mapping) -> list[dict]:
     return [
         *_sampling_rows(config),
         *_measurement_rows(config),
+        *_cast_rows(config),
         *function_rows(_get(config, "corruptions")),
         *_curve_rows(config),
         *_comparison_rows(config),
@@ -129,6 +130,31 @@ def _measurement_rows(config: Mapping) -> list[dict]:
             "vif.variant",
             variant == "kumar",
         ),
+    ]
+
+
+def _cast_rows(config: Mapping) -> list[dict]:
+    """How a corrupted image's float pixels become uint8 (``sampling.cast``)."""
+    from vcrbench.plan import config as cfg
+
+    cast = cfg.cast(config)
+    return [
+        row(
+            "cast of corrupted images to uint8",
+            "not stated; the authors' toolbox truncates every corrupted image with np.uint8 "
+            "(transformations.py, generator.py), as ImageNet-C's generator does before saving "
+            "its files (make_imagenet_c.py)",
+            "truncated (np.uint8), as the authors' and ImageNet-C's code"
+            if cast == "truncate"
+            else "rounded to the nearest level",
+            "sampling.cast",
+            cast == "truncate",
+            "truncation lowers a pixel by 0.5 on average and makes the identity a visible "
+            "change; Table 2 on real photographs under both casts: docs/fidelity.md"
+            if cast == "truncate"
+            else "at most one grey level from the authors' truncation; sampling.cast: truncate "
+            "casts as they did (Table 2 under both: docs/fidelity.md)",
+        )
     ]
 
 

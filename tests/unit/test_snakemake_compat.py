@@ -75,10 +75,16 @@ def test_the_plan_line_counts_the_jobs_and_spreads_their_estimates_over_the_core
     plot = work.run_seconds(config, [jobs[-1]], clean, 1)
     assert plot == work.figures("local_jobs")["seconds"]["plot_curves"] > 0
     line = work.plan_line(config, jobs, clean, 2)
-    assert line.startswith("vcrbench: plan: 6 jobs of 3 rules to run, about ")
-    assert line.endswith(" on 2 cores (the plan's estimate, docs/scale.md)")
+    minutes = two / 60
+    about = f"about {minutes:.0f} min" if minutes >= 1 else "under a minute"
+    assert line == (
+        f"vcrbench: plan: 6 jobs of 3 rules to run, {about} on 2 cores "
+        "(the plan's estimate, docs/scale.md)"
+    )
     # on a cluster (no number of cores): the count, and where the cost is
     assert work.plan_line(config, jobs, clean, None) == (
         "vcrbench: plan: 6 jobs of 3 rules to run (`make plan` for their cost)"
     )
     assert work.plan_line(config, [], clean, 2) == "vcrbench: plan: nothing to run"
+    one = work.plan_line(config, [jobs[-1]], clean, 1)
+    assert one.startswith("vcrbench: plan: 1 job of 1 rule to run, under a minute on 1 core (")

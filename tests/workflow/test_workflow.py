@@ -240,7 +240,7 @@ def test_the_run_starts_with_its_plan_in_one_line(finished_run):
     lines = [x for x in console.splitlines() if x.startswith("vcrbench: plan: ")]
     assert len(lines) == 1, lines
     match = re.fullmatch(
-        r"vcrbench: plan: (\d+) jobs of (\d+) rules to run, about (\d+ min|under a minute) "
+        r"vcrbench: plan: (\d+) jobs of (\d+) rules to run, (about \d+ min|under a minute) "
         r"on 2 cores \(the plan's estimate, docs/scale\.md\)",
         lines[0],
     )

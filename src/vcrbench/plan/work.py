@@ -231,9 +231,13 @@ def plan_line(
     if not jobs:
         return "vcrbench: plan: nothing to run"
     rules = len({rule for rule, _ in jobs})
-    line = f"vcrbench: plan: {len(jobs)} jobs of {rules} rules to run"
+    line = f"vcrbench: plan: {_count(len(jobs), 'job')} of {_count(rules, 'rule')} to run"
     if cores is None:
         return f"{line} (`make plan` for their cost)"
     minutes = run_seconds(config, jobs, clean_images, cores) / 60
-    about = f"{minutes:.0f} min" if minutes >= 1 else "under a minute"
-    return f"{line}, about {about} on {cores} cores (the plan's estimate, docs/scale.md)"
+    about = f"about {minutes:.0f} min" if minutes >= 1 else "under a minute"
+    return f"{line}, {about} on {_count(cores, 'core')} (the plan's estimate, docs/scale.md)"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

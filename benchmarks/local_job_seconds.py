@@ -3,7 +3,8 @@ the start-up plan line (``vcrbench.plan.work.run_seconds``) uses for the rules t
 not estimate per job (everything but generation, inference and fine-tuning).
 
 Every rule of the workflow writes a benchmark file (``results/benchmarks/<rule>/...``, columns as
-Snakemake writes them: ``s`` is the job's wall seconds); this takes the mean per rule.
+Snakemake writes them: ``s`` is the job's wall seconds), read as ``bench_run.py`` reads them; this
+takes the mean per rule.
 
     python benchmarks/local_job_seconds.py [--results results] [--commit 08aa64e] \
         [--machine "2 cores, idle"] [--json src/vcrbench/data/planning/local_jobs.json]
@@ -17,18 +18,18 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from bench_run import job_times
 
 
-def mean_seconds(benchmarks: Path) -> dict[str, float]:
-    """Mean wall seconds of one job, per rule, of the benchmark files under ``benchmarks``."""
-    rows = []
-    for path in sorted(benchmarks.rglob("*")):
-        if path.is_file():
-            rule = path.relative_to(benchmarks).parts[0]
-            rows.append((rule, float(pd.read_csv(path, sep="\t")["s"].iloc[0])))
-    if not rows:
-        raise SystemExit(f"no benchmark files under {benchmarks}: run the workflow first")
-    table = pd.DataFrame(rows, columns=["rule", "s"]).groupby("rule")["s"].mean()
+def mean_seconds(results: Path) -> dict[str, float]:
+    """Mean wall seconds of one job, per rule, of the run in ``results`` (its ``benchmarks/``
+    files, read by ``bench_run.job_times``)."""
+    jobs = job_times(results, started=0.0)
+    if not jobs:
+        raise SystemExit(
+            f"no benchmark files under {results / 'benchmarks'}: run the workflow first"
+        )
+    table = pd.DataFrame(jobs).groupby("rule")["s"].mean()
     return {rule: round(float(s), 2) for rule, s in table.items()}
 
 
@@ -44,7 +45,7 @@ def main(argv=None) -> None:
         "commit": args.commit,
         "machine": args.machine,
         "date": datetime.date.today().isoformat(),
-        "seconds": mean_seconds(args.results / "benchmarks"),
+        "seconds": mean_seconds(args.results),
     }
     text = json.dumps(doc, indent=2) + "\n"
     if args.json:

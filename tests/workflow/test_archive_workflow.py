@@ -1,6 +1,7 @@
 """A run that writes nothing under $HOME, and every figure and table rebuilt from a copy of its
 results/ alone (issue 22): fresh mtimes, no .snakemake/, no generation, inference or estimation,
-byte-identical figures and tables."""
+byte-identical figures and tables (so a regeneration of every figure and table rule gives the same
+bytes: the figures tests' own regeneration test was merged into this one)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.support.homes import read_only_home, written
 from vcrbench.plan import cluster
 
 from .conftest import CACHE_VARIABLES, REPO, run_environment, snakemake
+from .test_figures_workflow import FIGURE_RULES, NOT_IN_TINY
 from .test_workflow import scheduled_jobs
 
 
@@ -56,6 +58,8 @@ def figures_from_a_copy(run, archive, env):
     planned = {rule for rule, _ in scheduled_jobs(proc.stdout + proc.stderr)}
     assert planned and planned <= set(cluster.ARCHIVE_RULES), sorted(planned)
     assert {"plot_curves", "collect_metrics", "paper_tables"} <= planned
+    # every figure and table rule the run has: two regenerations give the same bytes
+    assert FIGURE_RULES - NOT_IN_TINY - {"paper_figures", "all"} <= planned
 
     before = {d: files(run / "results" / d) for d in ("figures", "tables")}
     for d in before:  # rebuilt, not kept

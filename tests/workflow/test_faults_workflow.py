@@ -23,6 +23,7 @@ from vcrbench.plan import runlock
 from ..support import runs
 from . import conftest
 from .conftest import partial_copy, snakemake, snakemake_command, write_config
+from .test_workflow import dry_run, scheduled_jobs
 
 #: What differs between two runs by design: logs and benchmarks (timings).
 VOLATILE = tuple(f"results/{folder}/" for folder in conftest.VOLATILE)
@@ -113,75 +114,144 @@ def test_the_run_lock_is_the_workflows_own_taken_by_a_real_run_only(tmp_path):
     assert runlock.holder(tmp_path) is None  # released at the end
 
 
+def small_results_disk(finished_run: Path, tmp_path: Path, results: Path) -> str | None:
+    """Mount at ``results`` a tmpfs that holds what the run had made before one corruption's sets
+    (``partial_copy`` of the shared run) and 2 MiB more (those sets alone are about 4 MiB);
+    returns why it could not (not root, no tmpfs here), or None once mounted."""
+    if os.geteuid() != 0:
+        return "mounting a small tmpfs to fill needs root"
+    partial_copy(finished_run, tmp_path / "made", results=tmp_path / "made-results")
+    files = [p for p in (tmp_path / "made-results").rglob("*") if p.is_file()]
+    made_kib = sum(-(-p.stat().st_size // 4096) * 4 for p in files)  # tmpfs: 4 KiB pages
+    size = f"size={made_kib + 2048}k"
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(results)], capture_output=True, text=True
+    )
+    return None if done.returncode == 0 else f"cannot mount a tmpfs here: {done.stderr.strip()}"
+
+
 @pytest.mark.slow
-def test_a_killed_run_resumes_with_the_same_command(finished_run, tmp_path):
+def test_a_killed_run_and_a_full_disk_resume_with_the_same_command(finished_run, tmp_path):
     """From where a run stands with one corruption's sets still to make (the shared run without
-    them and what follows them: ``partial_copy``): killed while generating, then once
-    predictions exist, then finished by the plain command, byte-identical to the run that was
-    never killed."""
-    workdir = partial_copy(finished_run, tmp_path / "run")
-    config = workdir / "config.yaml"
+    them and what follows them: ``partial_copy``), its results/ on a disk that cannot hold
+    them: a second run beside the live one is refused; killed (SIGKILL of its process group)
+    while generating; the plain command then meets the full disk and names the path, leaving
+    nothing half-written and what was finished intact; with space freed, killed again once
+    predictions exist; then finished by the plain command, byte-identical to the run that was
+    never killed, no temporary left.
+
+    (The killed-run and full-disk tests, merged: each remade the same stages from the same
+    partial copy.) Without root (no tmpfs) the kills are tested on a plain folder and the test
+    ends skipped, naming the full-disk part it could not test."""
+    workdir = tmp_path / "run"
     results = workdir / "results"
+    results.mkdir(parents=True)
+    no_disk = small_results_disk(finished_run, tmp_path, results)
+    try:
+        partial_copy(finished_run, workdir, results=results)
+        config = workdir / "config.yaml"
 
-    # 1. a second run beside a live one is refused, naming it, never advising --unlock
-    first = start(workdir, config)
-    wait_for(lambda: getattr(runlock.holder(workdir), "pid", None) == first.pid, first)
-    second = snakemake(workdir, "--cores", "2", configfile=config)
-    said = second.stdout + second.stderr
-    assert second.returncode != 0
-    assert (
-        f"another run of this workflow is live in {workdir.resolve()}: process {first.pid}" in said
-    )
-    assert "--unlock" not in said
+        # 1. a second run beside a live one is refused, naming it, never advising --unlock
+        first = start(workdir, config)
+        wait_for(lambda: getattr(runlock.holder(workdir), "pid", None) == first.pid, first)
+        second = snakemake(workdir, "--cores", "2", configfile=config)
+        said = second.stdout + second.stderr
+        assert second.returncode != 0
+        assert (
+            f"another run of this workflow is live in {workdir.resolve()}: process {first.pid}"
+            in said
+        )
+        assert "--unlock" not in said
 
-    # 2. killed while test sets are being generated, then once predictions exist
-    wait_for(lambda: (results / "logs" / "generate_shard").is_dir(), first)
-    kill_group(first)
-    # its record is left, and Snakemake's own lock (were it on) would stop every later run
-    assert runlock.holder(workdir).pid == first.pid
-    # what a job killed while writing leaves: a temporary named after its (dead) process
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    stale = (
-        results
-        / "testsets"
-        / f".shard-00000.parquet.{socket.gethostname()}.{dead.pid}.ab_cd123.tmp"
-    )
-    stale.parent.mkdir(parents=True, exist_ok=True)
-    stale.write_bytes(b"half a shard")
-    again = start(workdir, config)
-    remade = results / "predictions" / "efficientnet_lite0" / "brightness"
-    wait_for(lambda: any(remade.glob("group-*.parquet")), again)
-    kill_group(again)
+        # 2. killed while test sets are being generated
+        wait_for(lambda: (results / "logs" / "generate_shard").is_dir(), first)
+        kill_group(first)
+        # its record is left, and Snakemake's own lock (were it on) would stop every later run
+        assert runlock.holder(workdir).pid == first.pid
+        # what a job killed while writing leaves: a temporary named after its (dead) process
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        stale = (
+            results
+            / "testsets"
+            / f".shard-00000.parquet.{socket.gethostname()}.{dead.pid}.ab_cd123.tmp"
+        )
+        stale.parent.mkdir(parents=True, exist_ok=True)
+        stale.write_bytes(b"half a shard")
 
-    # 3. the plain command, nothing typed in between, finishes the run
-    last = snakemake(workdir, "--cores", "2", configfile=config)
-    said = last.stdout + last.stderr
-    assert last.returncode == 0, said[-6000:]
-    assert f"the run process {again.pid} on host" in said and "is gone" in said
-    assert temporaries(workdir) == []
-    assert runlock.holder(workdir) is None
-    theirs, ours = outputs(finished_run), outputs(workdir)
-    assert sorted(ours) == sorted(theirs)
-    assert [p for p in ours if ours[p] != theirs[p]] == []
+        theirs = outputs(finished_run)
+        if no_disk is None:
+            # 3. the plain command on the full disk: the job that meets it names the path
+            full = snakemake(workdir, "--cores", "2", configfile=config)
+            said = full.stdout + full.stderr
+            assert full.returncode != 0
+            assert f"the run process {first.pid} on host" in said and "is gone" in said
+            assert re.search(r"vcrbench: job \S+.* failed: DiskFullError: no space left on the "
+                             r"device to write results/\S+", said), said[-4000:]  # fmt: skip
+            assert temporaries(workdir) == []  # the stale one swept, none left by the failure
+            ours = outputs(workdir)
+            assert ours and [p for p in ours if ours[p] != theirs.get(p)] == []  # none partial
+            # space freed
+            remount = ["mount", "-o", "remount,size=256m", str(results)]
+            subprocess.run(remount, check=True)
+
+        # 4. killed again once predictions exist
+        again = start(workdir, config)
+        remade = results / "predictions" / "efficientnet_lite0" / "brightness"
+        wait_for(lambda: any(remade.glob("group-*.parquet")), again)
+        kill_group(again)
+
+        # 5. the plain command, nothing typed in between, finishes the run
+        last = snakemake(workdir, "--cores", "2", configfile=config)
+        said = last.stdout + last.stderr
+        assert last.returncode == 0, said[-6000:]
+        assert f"the run process {again.pid} on host" in said and "is gone" in said
+        assert temporaries(workdir) == []
+        assert runlock.holder(workdir) is None
+        ours = outputs(workdir)
+        assert sorted(ours) == sorted(theirs)
+        assert [p for p in ours if ours[p] != theirs[p]] == []
+    finally:
+        if no_disk is None:
+            subprocess.run(["umount", "-l", str(results)], check=False)
+    if no_disk is not None:
+        pytest.skip(f"the kills passed; the full disk was not tested: {no_disk}")
 
 
 @pytest.mark.slow
-def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
+def test_damaged_and_deleted_shards_are_found_named_and_regenerated(copy_run):
+    """Three cases on one copy of the shared run, regenerated by one rerun (the damaged-shard,
+    damaged-output and deleted-shard tests, merged: each remade a shard and what depends on it):
+
+    - a flipped bit in a shard whose predictions exist: the plain rerun has nothing to do (and
+      leaves it damaged); verify names it and ends with the command that repairs it;
+    - a flipped bit in a shard a job reads: verify names it; the job names it and deletes it;
+    - that deleted shard is planned alone (its own group's predictions again, another
+      corruption's own data not recomputed), and the plain command regenerates it and what
+      depends on it, byte-identical.
+    """
     config = copy_run / "config.yaml"
     before = outputs(copy_run)
+
+    # 1. a damaged shard no job reads: nothing to do, found by verify only
+    unread = "results/testsets/brightness/shard-00002.parquet"
+    damaged = flip_bit(copy_run / unread)
+    rerun = snakemake(copy_run, "--cores", "2", configfile=config)
+    assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
+    assert (copy_run / unread).read_bytes() == damaged  # still damaged: no job read it
+    proc = verify(copy_run)
+    assert proc.returncode == 1
+    assert f"damaged: {unread}: its bytes differ from the sha256 of its record" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"rm {unread} && make run"
+
+    # 2. a damaged shard a job reads (its output deleted, so that it reruns)
     shard = "results/testsets/gaussian_noise/shard-00001.parquet"
     group = "results/predictions/efficientnet_lite0/gaussian_noise/group-00000.parquet"
-    path = copy_run / shard
-    flip_bit(path)
-
-    # verify finds it, by the sidecar's sha256 and the page checksums
+    flip_bit(copy_run / shard)
     proc = verify(copy_run)
     assert proc.returncode == 1
     assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
-    assert f"rm {shard}" in proc.stdout
-
-    # a job that reads it (its output deleted, so that it reruns) names it, deletes it
+    assert shard in proc.stdout.splitlines()[-1]
     (copy_run / group).unlink()
     failed = snakemake(copy_run, "--cores", "2", configfile=config)
     said = failed.stdout + failed.stderr
@@ -190,83 +260,32 @@ def test_a_damaged_shard_is_named_deleted_and_regenerated(copy_run):
         f"vcrbench: job predict_group (model=efficientnet_lite0, corruption=gaussian_noise, group=00000) failed: input {shard} was damaged and is now deleted: run the same command again"
         in said
     )
-    assert not path.exists()
+    assert not (copy_run / shard).exists()
 
-    # and the same command regenerates it and what depends on it, byte-identical
+    # 3. the deleted shard is planned alone
+    jobs = scheduled_jobs(dry_run(copy_run, configfile=config))
+    generated = [
+        w for r, w in jobs if r in ("generate_shard", "sample_manifest", "prepare_clean_set")
+    ]
+    assert generated == [{"corruption": "gaussian_noise", "shard": "00001"}]
+    predicted = [w for r, w in jobs if r.startswith("predict")]
+    assert predicted == [
+        {"model": "efficientnet_lite0", "corruption": "gaussian_noise", "group": "00000"}
+    ]
+    # Another corruption's jobs rerun only where they read a table over all corruptions (the
+    # metrics and Δv-histogram tables are rebuilt); none of its own data (test set, predictions,
+    # curves) is recomputed.
+    other = {r for r, w in jobs if w.get("corruption") == "brightness"}
+    assert other <= {"plot_hmri_mrsi", "plot_imagenet_c_vs_vcr", "plot_dv_histograms"}, other
+
+    # 4. verify's command for the unread one (with this run's config for `make run`), then the
+    # same command regenerates both shards and what depends on them, byte-identical
+    (copy_run / unread).unlink()
     fixed = snakemake(copy_run, "--cores", "2", configfile=config)
     assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
     after = outputs(copy_run)
     assert [p for p in before if after.get(p) != before[p]] == []
-
-
-@pytest.mark.slow
-def test_a_damaged_output_no_job_reads_is_found_by_verify_not_by_a_rerun(copy_run):
-    """A flipped bit in a shard whose predictions exist: the plain rerun has nothing to do (and
-    leaves it damaged); verify names it and ends with the command that repairs it."""
-    config = copy_run / "config.yaml"
-    before = outputs(copy_run)
-    shard = "results/testsets/brightness/shard-00002.parquet"
-    path = copy_run / shard
-    damaged = flip_bit(path)
-
-    rerun = snakemake(copy_run, "--cores", "2", configfile=config)
-    assert rerun.returncode == 0 and "Nothing to be done" in rerun.stdout + rerun.stderr
-    assert path.read_bytes() == damaged  # still damaged: no job read it
-
-    proc = verify(copy_run)
-    assert proc.returncode == 1
-    assert f"damaged: {shard}: its bytes differ from the sha256 of its record" in proc.stdout
-    assert proc.stdout.splitlines()[-1] == f"rm {shard} && make run"
-    # that command, with this run's config for `make run`
-    path.unlink()
-    fixed = snakemake(copy_run, "--cores", "2", configfile=config)
-    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-6000:]
-    after = outputs(copy_run)
-    assert [p for p in before if after.get(p) != before[p]] == []
-
-
-@pytest.mark.slow
-def test_a_full_disk_fails_naming_the_path_and_the_plain_command_finishes_later(
-    finished_run, tmp_path
-):
-    """results/ on a tmpfs that holds what the run had made before one corruption's sets (the
-    shared run without them and what follows them: ``partial_copy``) and 2 MiB more (those
-    sets alone are about 4 MiB): the job that meets the full disk names the path and "no space
-    left"; nothing half-written stands under a real name, what was finished is intact; with
-    space freed the plain command completes, byte-identical."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root")
-    workdir = tmp_path / "run"
-    (workdir / "results").mkdir(parents=True)
-    partial_copy(finished_run, tmp_path / "made", results=tmp_path / "made-results")
-    files = [p for p in (tmp_path / "made-results").rglob("*") if p.is_file()]
-    made_kib = sum(-(-p.stat().st_size // 4096) * 4 for p in files)  # tmpfs: 4 KiB pages
-    size = f"size={made_kib + 2048}k"
-    mount = ["mount", "-t", "tmpfs", "-o", size, "tmpfs", str(workdir / "results")]
-    done = subprocess.run(mount, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        partial_copy(finished_run, workdir, results=workdir / "results")
-        config = workdir / "config.yaml"
-        full = snakemake(workdir, "--cores", "2", configfile=config)
-        said = full.stdout + full.stderr
-        assert full.returncode != 0
-        assert re.search(r"vcrbench: job \S+.* failed: DiskFullError: no space left on the device "
-                         r"to write results/\S+", said), said[-4000:]  # fmt: skip
-        assert temporaries(workdir) == []
-        theirs, ours = outputs(finished_run), outputs(workdir)
-        assert ours and [p for p in ours if ours[p] != theirs.get(p)] == []  # intact, none partial
-        # space freed: the plain command
-        subprocess.run(["mount", "-o", "remount,size=256m", str(workdir / "results")], check=True)
-        last = snakemake(workdir, "--cores", "2", configfile=config)
-        assert last.returncode == 0, (last.stdout + last.stderr)[-6000:]
-        ours = outputs(workdir)
-        assert sorted(ours) == sorted(theirs)
-        assert [p for p in ours if ours[p] != theirs[p]] == []
-        assert temporaries(workdir) == []
-    finally:
-        subprocess.run(["umount", "-l", str(workdir / "results")], check=False)
+    assert verify(copy_run).returncode == 0
 
 
 def folder_dataset(folder: Path, rows: list[str] = (), bad: dict[str, bytes] | None = None) -> dict:

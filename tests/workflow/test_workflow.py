@@ -258,44 +258,6 @@ def test_rerun_has_nothing_to_do(copy_run):
 
 
 @pytest.mark.slow
-def test_deleted_shard_regenerates_alone_and_identically(copy_run):
-    config = copy_run / "config.yaml"
-    shard = copy_run / "results" / "testsets" / "gaussian_noise" / "shard-00001.parquet"
-    group = (
-        copy_run
-        / "results"
-        / "predictions"
-        / "efficientnet_lite0"
-        / "gaussian_noise"
-        / "group-00000.parquet"
-    )
-    before = {
-        p: p.read_bytes() for p in (shard, group, copy_run / "results/tables/vcr_metrics.csv")
-    }
-    shard.unlink()
-
-    jobs = scheduled_jobs(dry_run(copy_run, configfile=config))
-    generated = [
-        w for r, w in jobs if r in ("generate_shard", "sample_manifest", "prepare_clean_set")
-    ]
-    assert generated == [{"corruption": "gaussian_noise", "shard": "00001"}]
-    predicted = [w for r, w in jobs if r.startswith("predict")]
-    assert predicted == [
-        {"model": "efficientnet_lite0", "corruption": "gaussian_noise", "group": "00000"}
-    ]
-    # Another corruption's jobs rerun only where they read a table over all corruptions (the
-    # metrics and Δv-histogram tables are rebuilt); none of its own data (test set, predictions,
-    # curves) is recomputed.
-    other = {r for r, w in jobs if w.get("corruption") == "brightness"}
-    assert other <= {"plot_hmri_mrsi", "plot_imagenet_c_vs_vcr", "plot_dv_histograms"}, other
-
-    proc = snakemake(copy_run, "--cores", "2", configfile=config)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    for path, data in before.items():
-        assert path.read_bytes() == data, f"{path} differs after regeneration"
-
-
-@pytest.mark.slow
 def test_adding_a_model_reruns_only_that_model(copy_run):
     config = yaml.safe_load((copy_run / "config.yaml").read_text())
     config["models"]["efficientnet_lite1"] = {

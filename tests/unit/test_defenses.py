@@ -257,14 +257,14 @@ def test_inference_sees_the_defended_images(tmp_path, workers):
     import torch
 
     from tests.unit.test_inference import SPEC, reference, tiny_model, write_shard
-    from vcrbench.inference import predict_shards
+    from vcrbench.inference import InferenceOptions, predict_shards
 
     df, images = write_shard(tmp_path / "shard.parquet", range(6), [1, 2, 3, 4, 5, 6], 0, size=32)
     spec = SPEC.override(defense=get_defense({"name": "bit_depth", "bits": 1}))
+    options = InferenceOptions(batch_size=4, device="cpu", num_workers=workers, progress=False)
     out = predict_shards(
-        spec, [tmp_path / "shard.parquet"], tmp_path / "p.parquet", batch_size=4, device="cpu",
-        model=tiny_model(), progress=False, num_workers=workers,
-    )  # fmt: skip
+        spec, [tmp_path / "shard.parquet"], tmp_path / "p.parquet", options, model=tiny_model()
+    )
     pred = io.read_parquet(out)
     defended = spec.defense.apply_batch(images)
     expected, _, _ = reference(tiny_model(), defended, df["label"].to_numpy())

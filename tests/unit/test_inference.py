@@ -14,6 +14,7 @@ from vcrbench.datasets import CleanSet, resize_center_crop
 from vcrbench.inference import (
     PREDICTION_SCHEMA,
     InferenceError,
+    InferenceOptions,
     predict_clean,
     predict_model,
     predict_shards,
@@ -107,7 +108,11 @@ def shards(tmp_path):
 def test_schema_order_and_values(shards, tmp_path):
     paths, df, images = shards
     out = predict_shards(
-        SPEC, paths, tmp_path / "pred.parquet", batch_size=3, device="cpu", model=tiny_model()
+        SPEC,
+        paths,
+        tmp_path / "pred.parquet",
+        InferenceOptions(batch_size=3, device="cpu"),
+        model=tiny_model(),
     )
     table = pq.read_table(out)
     assert table.schema.remove_metadata() == PREDICTION_SCHEMA
@@ -140,11 +145,8 @@ def test_rerun_is_byte_identical_whatever_the_workers(shards, tmp_path):
             SPEC,
             paths,
             tmp_path / f"{name}.parquet",
-            batch_size=4,
-            device="cpu",
+            InferenceOptions(batch_size=4, device="cpu", num_workers=num_workers, progress=False),
             model=tiny_model(),
-            num_workers=num_workers,
-            progress=False,
         )
         for name, num_workers in (("a", None), ("b", None), ("c", 2))
     )
@@ -159,25 +161,27 @@ def test_failure_mid_run_leaves_no_predictions_file(shards, tmp_path):
             SPEC,
             paths,
             out,
-            batch_size=3,
-            device="cpu",
+            InferenceOptions(batch_size=3, device="cpu", progress=False),
             model=tiny_model(fail_at_call=3),
-            progress=False,
         )
     assert not out.exists()
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
     # an earlier complete file survives a failed rerun untouched
-    predict_shards(SPEC, paths, out, batch_size=3, device="cpu", model=tiny_model(), progress=False)
+    predict_shards(
+        SPEC,
+        paths,
+        out,
+        InferenceOptions(batch_size=3, device="cpu", progress=False),
+        model=tiny_model(),
+    )
     before = out.read_bytes()
     with pytest.raises(RuntimeError, match="simulated failure"):
         predict_shards(
             SPEC,
             paths,
             out,
-            batch_size=3,
-            device="cpu",
+            InferenceOptions(batch_size=3, device="cpu", progress=False),
             model=tiny_model(fail_at_call=2),
-            progress=False,
         )
     assert out.read_bytes() == before
     assert sorted(p.name for p in out.parent.iterdir()) == ["pred.parquet"]
@@ -187,7 +191,11 @@ def test_severity_is_carried_through(tmp_path):
     path = tmp_path / "imagenet-c.parquet"
     write_shard(path, range(6), [281] * 6, 3, severity=[1, 2, 3, 4, 5, 1])
     out = predict_shards(
-        SPEC, [path], tmp_path / "p.parquet", device="cpu", model=tiny_model(), progress=False
+        SPEC,
+        [path],
+        tmp_path / "p.parquet",
+        InferenceOptions(device="cpu", progress=False),
+        model=tiny_model(),
     )
     pred = io.read_parquet(out)
     assert pred.columns.tolist() == [*PREDICTION_SCHEMA.names, "severity"]
@@ -198,28 +206,43 @@ def test_bad_inputs_are_named(shards, tmp_path):
     paths, _, _ = shards
     out = tmp_path / "p.parquet"
     with pytest.raises(InferenceError, match=r"shard .*nope\.parquet does not exist"):
-        predict_shards(SPEC, [tmp_path / "nope.parquet"], out, model=tiny_model(), device="cpu")
+        predict_shards(
+            SPEC,
+            [tmp_path / "nope.parquet"],
+            out,
+            InferenceOptions(device="cpu"),
+            model=tiny_model(),
+        )
     no_dv = tmp_path / "no-dv.parquet"
     io.write_parquet(io.read_parquet(paths[1]).drop(columns=["dv"]), no_dv)
     with pytest.raises(InferenceError, match=r"no-dv\.parquet lacks column\(s\) \['dv'\]"):
-        predict_shards(SPEC, [no_dv], out, model=tiny_model(), device="cpu")
+        predict_shards(SPEC, [no_dv], out, InferenceOptions(device="cpu"), model=tiny_model())
     sev = tmp_path / "sev.parquet"
     write_shard(sev, [0], [1], 4, severity=[3])
     with pytest.raises(InferenceError, match="has a 'severity' column"):
-        predict_shards(SPEC, [paths[1], sev], out, model=tiny_model(), device="cpu")
+        predict_shards(
+            SPEC, [paths[1], sev], out, InferenceOptions(device="cpu"), model=tiny_model()
+        )
     with pytest.raises(LabelSpaceError, match=r"label 281 is outside label space 'ten'"):
-        predict_shards(SPEC, paths, out, model=tiny_model(10, LabelSpace("ten", 10)), device="cpu")
+        predict_shards(
+            SPEC,
+            paths,
+            out,
+            InferenceOptions(device="cpu"),
+            model=tiny_model(10, LabelSpace("ten", 10)),
+        )
     with pytest.raises(LabelSpaceError, match="data is labelled in 'cub200'"):
         predict_shards(
             SPEC,
             paths,
             out,
+            InferenceOptions(device="cpu", label_space={"name": "cub200", "num_classes": 200}),
             model=tiny_model(),
-            device="cpu",
-            label_space={"name": "cub200", "num_classes": 200},
         )
     with pytest.raises(InferenceError, match="precision 'fp8'"):
-        predict_shards(SPEC, paths, out, model=tiny_model(), device="cpu", precision="fp8")
+        predict_shards(
+            SPEC, paths, out, InferenceOptions(device="cpu", precision="fp8"), model=tiny_model()
+        )
     assert not out.exists()
 
 
@@ -231,10 +254,8 @@ def test_dataset_label_space_gives_no_16_class_columns(tmp_path):
         SPEC,
         [path],
         tmp_path / "p.parquet",
-        device="cpu",
+        InferenceOptions(device="cpu", label_space=space, progress=False),
         model=tiny_model(10, space),
-        label_space=space,
-        progress=False,
     )
     pred = io.read_parquet(out)
     assert pred["pred"].between(0, 9).all()
@@ -247,7 +268,9 @@ def test_empty_input_writes_an_empty_file_without_building_the_model(tmp_path):
     never_built = ModelSpec.from_config(
         "absent", {"source": "checkpoint", "id": "resnet18", "checkpoint": str(tmp_path / "x.pt")}
     )
-    out = predict_shards(never_built, [path], tmp_path / "p.parquet", device="cpu")
+    out = predict_shards(
+        never_built, [path], tmp_path / "p.parquet", InferenceOptions(device="cpu")
+    )
     table = pq.read_table(out)
     assert table.num_rows == 0 and table.schema.remove_metadata() == PREDICTION_SCHEMA
     assert io.read_metadata(out)["parameters"] is None  # no model built, nothing counted
@@ -268,10 +291,8 @@ def test_bf16_autocast_on_cpu_runs(shards, tmp_path):
         SPEC,
         paths,
         tmp_path / "p.parquet",
-        device="cpu",
-        precision="bf16",
+        InferenceOptions(device="cpu", precision="bf16", progress=False),
         model=tiny_model(),
-        progress=False,
     )
     assert io.read_metadata(out)["precision"] == "bf16"
     assert io.read_parquet(out)["pred"].between(0, 999).all()
@@ -301,7 +322,11 @@ def test_predict_clean(tmp_path, capfd):
     labels = np.array([281, -1, 3, 4, 5, 285, 0])
     clean = make_clean_set(tmp_path, images, labels)
     out = predict_clean(
-        SPEC, clean, tmp_path / "clean.parquet", batch_size=3, device="cpu", model=tiny_model()
+        SPEC,
+        clean,
+        tmp_path / "clean.parquet",
+        InferenceOptions(batch_size=3, device="cpu"),
+        model=tiny_model(),
     )
     assert "img" in capfd.readouterr().err  # the progress bar, on stderr
     pred = io.read_parquet(out)
@@ -317,11 +342,8 @@ def test_predict_clean(tmp_path, capfd):
         SPEC,
         (clean.images_path, tmp_path / "index.parquet"),
         tmp_path / "again.parquet",
-        batch_size=3,
-        device="cpu",
-        num_workers=2,
+        InferenceOptions(batch_size=3, device="cpu", num_workers=2, progress=False),
         model=tiny_model(),
-        progress=False,
     )
     assert again.read_bytes() == out.read_bytes()
 
@@ -348,17 +370,63 @@ def test_predict_model_builds_the_model_once_and_writes_each_file_as_alone(tmp_p
 
     monkeypatch.setattr(run, "load_model", load_model)
     together = tmp_path / "together" / "clean.parquet"
-    options = {"batch_size": 2, "device": "cpu", "progress": False}
-    written = predict_model(SPEC, clean, together, sets, **options)
+    # one options object for the three calls
+    options = InferenceOptions(
+        batch_size=2, device="cpu", progress=False, label_space="imagenet1k", save_logprobs=True
+    )
+    written = predict_model(SPEC, clean, together, sets, options)
     assert built == [("tiny", "cpu")]
     assert written == [together, *(out for out, _ in sets)]
-    alone = predict_clean(SPEC, clean, tmp_path / "clean.parquet", model=tiny_model(), **options)
+    alone = predict_clean(SPEC, clean, tmp_path / "clean.parquet", options, model=tiny_model())
     assert together.read_bytes() == alone.read_bytes()
+    assert "logprobs" in io.read_parquet(alone).columns
     for k, (out, shards) in enumerate(sets):
         own = predict_shards(
-            SPEC, shards, tmp_path / f"alone-{k}.parquet", model=tiny_model(), **options
+            SPEC, shards, tmp_path / f"alone-{k}.parquet", options, model=tiny_model()
         )
         assert out.read_bytes() == own.read_bytes(), out
+        assert io.read_metadata(own)["batch_size"] == 2
+
+
+def test_inference_options_of_a_job(tmp_path):
+    """A prediction job's options: device, precision, label space and saved log-probabilities
+    from its rule's params, batch size and workers from the config (job.predict_options, the
+    API); what the three functions take, and nothing else in its place."""
+    from dataclasses import FrozenInstanceError
+    from types import SimpleNamespace
+
+    from vcrbench.plan import job
+
+    class Params(dict):  # Snakemake's params: by name and as items
+        __getattr__ = dict.__getitem__
+
+    params = Params(
+        model={"source": "timm", "id": "resnet18"}, device="cpu", precision="fp32",
+        label_space="imagenet1k", save_logprobs=True, version=3,
+    )  # fmt: skip
+    config = {"inference": {"batch_size": 5, "num_workers": 0, "shards_per_job": 10}}
+    smk = SimpleNamespace(params=params, config=config)
+    options = job.predict_options(smk)
+    assert options == InferenceOptions(
+        batch_size=5, device="cpu", num_workers=0, precision="fp32", progress=True,
+        label_space="imagenet1k", save_logprobs=True,
+    )  # fmt: skip
+    assert InferenceOptions.of_job(params, config["inference"], progress=False).progress is False
+    assert InferenceOptions.of_job(params, config["inference"], device="meta").device == "meta"
+    with pytest.raises(FrozenInstanceError):
+        options.batch_size = 6
+    # the functions take it, and its batch size reaches the file
+    path = tmp_path / "s.parquet"
+    write_shard(path, range(7), [281, 3, 5, 0, -1, 2, 1], 8)
+    out = predict_shards(SPEC, [path], tmp_path / "p.parquet", options, model=tiny_model())
+    assert io.read_metadata(out)["batch_size"] == 5
+    assert io.read_parquet(out)["logprobs"].notna().all()
+    # the old positional options (batch_size, device, ...) are refused by name
+    with pytest.raises(TypeError, match="options must be a vcrbench.inference.InferenceOptions"):
+        predict_shards(SPEC, [path], tmp_path / "q.parquet", 3, model=tiny_model())
+    with pytest.raises(TypeError, match="not dict"):
+        predict_model(SPEC, (tmp_path / "i.npy", tmp_path / "i.parquet"), tmp_path / "c", [], {})
+    assert not (tmp_path / "q.parquet").exists()
 
 
 def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):
@@ -388,9 +456,7 @@ def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):
         spec,
         [tmp_path / "s.parquet"],
         tmp_path / "p.parquet",
-        device="cpu",
-        num_workers=0,
-        progress=False,
+        InferenceOptions(device="cpu", num_workers=0, progress=False),
     )
     pred = io.read_parquet(out)
     assert pred["pred"].iloc[0] in (282, 285)  # tiger cat / Egyptian cat

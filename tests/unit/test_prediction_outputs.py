@@ -17,7 +17,13 @@ import yaml
 from tests.unit.test_inference import SPEC, tiny_model, write_shard
 from vcrbench import io
 from vcrbench.errors import ConfigError
-from vcrbench.inference import PREDICTION_SCHEMA, TOP_K, logprobs_field, predict_shards
+from vcrbench.inference import (
+    PREDICTION_SCHEMA,
+    TOP_K,
+    InferenceOptions,
+    logprobs_field,
+    predict_shards,
+)
 from vcrbench.labels import (
     GEIRHOS16_CLASSES,
     LabelSpace,
@@ -52,11 +58,8 @@ def predict(paths, out, model=None, **kwargs):
         SPEC,
         paths,
         out,
-        batch_size=4,
-        device="cpu",
+        InferenceOptions(batch_size=4, device="cpu", progress=False, **kwargs),
         model=model or tiny_model(),
-        progress=False,
-        **kwargs,
     )
 
 

@@ -24,7 +24,7 @@ from vcrbench.corruptions import (
     unregister_corruption,
 )
 from vcrbench.errors import ConfigError, CorruptionError, ModelConfigError
-from vcrbench.inference.run import predict_shards
+from vcrbench.inference.run import InferenceOptions, predict_shards
 from vcrbench.models import (
     SOURCES,
     Built,
@@ -172,7 +172,12 @@ def test_a_registered_source_passes_the_config_checks_and_predicts(
     manifest = sampling.make_manifest(c, clean_set, 4, 4, seed=1, mode="parameter-uniform")
     shard = testset.generate_shard(manifest, 0, clean_set, c, tmp_path / "shard-00000.parquet")
     spec = ModelSpec.from_config("toy", ENTRY)
-    out = predict_shards(spec, [shard], tmp_path / "pred.parquet", 2, "cpu", 0, progress=False)
+    out = predict_shards(
+        spec,
+        [shard],
+        tmp_path / "pred.parquet",
+        InferenceOptions(batch_size=2, device="cpu", num_workers=0, progress=False),
+    )
     predictions = io.read_table(out)
     assert predictions.column("sample_id").to_pylist() == manifest["sample_id"].tolist()
 

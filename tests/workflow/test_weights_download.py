@@ -91,7 +91,7 @@ def fetch_online(tmp_path, work, config, target: str, files: dict[str, bytes]) -
 @pytest.mark.slow
 def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path):
     from vcrbench.datasets import CleanSet
-    from vcrbench.inference import predict_clean
+    from vcrbench.inference import InferenceOptions, predict_clean
     from vcrbench.models import ModelSpec, load_model
 
     weights, config_json = served_weights(tmp_path)
@@ -142,10 +142,8 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
         spec,
         clean_set,
         tmp_path / "expected.parquet",
-        device="cpu",
+        InferenceOptions(device="cpu", progress=False, save_logprobs=True),
         model=load_model(spec, "cpu"),
-        progress=False,
-        save_logprobs=True,
     )
     got, want = pd.read_parquet(clean), pd.read_parquet(expected)
     assert len(got) == len(clean_set.index) > 0

@@ -11,5 +11,5 @@ with job.run(snakemake):
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         CleanSet.open(snakemake.input.images, snakemake.input.index),
         snakemake.output[0],
-        **job.predict_options(snakemake),
+        job.predict_options(snakemake),
     )

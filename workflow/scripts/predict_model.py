@@ -14,5 +14,5 @@ with job.run(snakemake):
         CleanSet.open(snakemake.input.images, snakemake.input.index),
         clean_out,
         [(out, snakemake.input[f"shards_{i}"]) for i, out in enumerate(set_outs, start=1)],
-        **job.predict_options(snakemake),
+        job.predict_options(snakemake),
     )

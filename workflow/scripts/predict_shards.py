@@ -10,5 +10,5 @@ with job.run(snakemake):
         ModelSpec.from_config(snakemake.wildcards.model, snakemake.params.model),
         list(snakemake.input.shards),
         snakemake.output[0],
-        **job.predict_options(snakemake),
+        job.predict_options(snakemake),
     )

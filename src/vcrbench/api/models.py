@@ -91,17 +91,9 @@ def predict(
     """The model's predictions on the clean set and on every group of every test set, each file
     as the workflow's inference job writes it: ``{"clean": file, corruption: [files]}``."""
     params = predict_params(plan, name, spec)
-    execution = plan.config["inference"]
-    options = {
-        "batch_size": execution["batch_size"],
-        "num_workers": execution["num_workers"],
-        "precision": params["precision"],
-        "label_space": params["label_space"],
-        "save_logprobs": params["save_logprobs"],
-        "progress": progress,
-        "device": built.device,
-        "model": built,
-    }
+    options = inference.InferenceOptions.of_job(
+        params, plan.config["inference"], device=built.device, progress=progress
+    )
     files: dict = {"clean": outputs.path(paths.PREDICTIONS_CLEAN, model=name)}
     sets = []
     for c in plan.corruptions:
@@ -113,9 +105,9 @@ def predict(
             files[c].append(out)
 
     def call():
-        inference.predict_clean(spec, CleanSet.open(*clean), files["clean"], **options)
+        inference.predict_clean(spec, CleanSet.open(*clean), files["clean"], options, model=built)
         for out, shards in sets:
-            inference.predict_shards(spec, shards, out, **options)
+            inference.predict_shards(spec, shards, out, options, model=built)
 
     outputs.run("predict_model", [files["clean"], *(o for o, _ in sets)], params, call, force=True)
     return files

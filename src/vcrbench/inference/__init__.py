@@ -8,6 +8,7 @@ from vcrbench.inference.outputs import PREDICTION_SCHEMA, TOP_K, logprobs_field
 from vcrbench.inference.readers import shard_batches
 from vcrbench.inference.run import (
     DEFAULT_BATCH_SIZE,
+    InferenceOptions,
     predict_clean,
     predict_model,
     predict_shards,
@@ -19,6 +20,7 @@ __all__ = [
     "PREDICTION_SCHEMA",
     "TOP_K",
     "InferenceError",
+    "InferenceOptions",
     "logprobs_field",
     "predict_clean",
     "predict_model",

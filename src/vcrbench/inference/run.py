@@ -27,7 +27,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 from tqdm.auto import tqdm
 
-from vcrbench import io, runtime
+from vcrbench import io, runtime, schema
 from vcrbench.datasets import CleanSet
 from vcrbench.errors import InferenceError
 from vcrbench.inference.outputs import Outputs, empty_columns, table
@@ -60,10 +61,78 @@ from vcrbench.vocab import PRECISIONS
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BATCH_SIZE = 64
+#: The config's ``inference`` defaults (the schema's): the defaults of :class:`InferenceOptions`.
+_CONFIG = schema.defaults("inference")
+
+DEFAULT_BATCH_SIZE: int = _CONFIG["batch_size"]
 
 
 # --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class InferenceOptions:
+    """How a prediction job runs: what :func:`predict_shards`, :func:`predict_clean` and
+    :func:`predict_model` take besides the model and the files. A workflow job builds it from its
+    rule's params and the config (:meth:`of_job`); the defaults, the config's ``inference``
+    defaults read from the schema (``num_workers`` and ``progress`` excepted), are for direct
+    library use.
+
+    Attributes
+    ----------
+    batch_size
+        Images per forward pass; the model entry's own ``batch_size``, when set, wins. None:
+        :data:`DEFAULT_BATCH_SIZE`.
+    device
+        ``auto`` (GPU if there is one), ``cpu``, ``cuda``, ``cuda:1`` …
+    num_workers
+        DataLoader worker processes; None: 0 on the CPU, up to 8 on a GPU (the config's
+        ``inference.num_workers`` is a number; a workflow job passes it).
+    precision
+        ``auto`` | ``fp32`` | ``bf16`` | ``fp16`` (autocast; see :func:`resolve_precision`); the
+        model entry's own ``precision``, when set, wins.
+    progress
+        Show a progress bar on the standard error.
+    label_space
+        The label space of the data; if given, the model's must be the same (else an error).
+    save_logprobs
+        Also write each image's full log-softmax (float16 column ``logprobs``); nothing else
+        changes.
+    """
+
+    batch_size: int | None = DEFAULT_BATCH_SIZE
+    device: str | torch.device | None = _CONFIG["device"]
+    num_workers: int | None = None
+    precision: str = _CONFIG["precision"]
+    progress: bool = True
+    label_space: LabelSpace | str | dict | None = None
+    save_logprobs: bool = _CONFIG["save_logprobs"]
+
+    @classmethod
+    def of_job(cls, params: Mapping, inference: Mapping, **fields) -> InferenceOptions:
+        """The options of a prediction job: ``device``, ``precision``, ``label_space`` and
+        ``save_logprobs`` from its rule's ``params`` (``PREDICT_PARAMS`` of rules/infer.smk),
+        ``batch_size`` and ``num_workers`` from the config's ``inference`` block (not params, so
+        that tuning them on a GPU node reruns nothing); ``fields`` give the others (``progress``)
+        or replace one."""
+        return cls(
+            **{
+                "batch_size": inference["batch_size"],
+                "num_workers": inference["num_workers"],
+                **{k: params[k] for k in ("device", "precision", "label_space", "save_logprobs")},
+                **fields,
+            }
+        )
+
+
+def _checked(options) -> InferenceOptions:
+    """``options``, refused by name if it is not an :class:`InferenceOptions` (the positional
+    ``batch_size`` of the old signature, a dict)."""
+    if not isinstance(options, InferenceOptions):
+        raise TypeError(
+            f"options must be a vcrbench.inference.InferenceOptions, not {type(options).__name__}"
+        )
+    return options
 
 
 def resolve_precision(
@@ -213,21 +282,16 @@ def _predict(
     make_dataset,
     out_path,
     inputs: list,
-    batch_size: int | None,
-    device,
-    num_workers: int | None,
-    precision: str,
-    progress: bool,
-    label_space,
+    options: InferenceOptions,
     model: Classifier | None,
     where: str,
-    save_logprobs: bool,
 ) -> Path:
-    device = resolve_device(device)
-    batch = spec.batch_size or batch_size or DEFAULT_BATCH_SIZE
+    save_logprobs = _checked(options).save_logprobs
+    device = resolve_device(options.device)
+    batch = spec.batch_size or options.batch_size or DEFAULT_BATCH_SIZE
     if batch < 1:
         raise InferenceError(f"batch_size must be >= 1, not {batch}")
-    precision_name, dtype = resolve_precision(precision, spec.precision, device)
+    precision_name, dtype = resolve_precision(options.precision, spec.precision, device)
     labels = meta["label"].to_numpy(dtype=np.int64)
     if len(meta) == 0:
         space = model.label_space if model is not None else spec.output_space
@@ -239,7 +303,7 @@ def _predict(
             spec.name, spec, info, precision_name, device, batch, inputs, count
         )
         return _write(meta, columns, np.zeros(0, np.int8), space.num_classes, out_path, metadata)
-    model, space = _model_and_space(spec, model, device, label_space)
+    model, space = _model_and_space(spec, model, device, options.label_space)
     check_labels(labels, space, where)
     dataset = make_dataset(batch)
     if spec.defense is not None:  # part of the model: on every image, before its preprocessing
@@ -249,9 +313,9 @@ def _predict(
         dataset,
         labels,
         device,
-        _num_workers(num_workers, device),
+        _num_workers(options.num_workers, device),
         dtype,
-        progress,
+        options.progress,
         save_logprobs,
     )
     metadata = _job_metadata(
@@ -271,15 +335,9 @@ def predict_shards(
     spec: ModelSpec,
     shard_paths: Sequence[str | os.PathLike],
     out_path: str | os.PathLike,
-    batch_size: int | None = None,
-    device: str | torch.device | None = "auto",
-    num_workers: int | None = None,
-    precision: str = "auto",
-    progress: bool = True,
+    options: InferenceOptions = InferenceOptions(),
     *,
-    label_space: LabelSpace | str | dict | None = None,
     model: Classifier | None = None,
-    save_logprobs: bool = False,
 ) -> Path:
     """Predict every image of ``shard_paths`` with the model of ``spec``; write ``out_path``.
 
@@ -290,21 +348,11 @@ def predict_shards(
         when set, win over the job's.
     shard_paths
         Parquet shards (``docs/architecture.md``); rows are predicted and written in this order.
-    batch_size
-        Images per forward pass (default 64).
-    device
-        ``auto`` (GPU if there is one), ``cpu``, ``cuda``, ``cuda:1`` …
-    num_workers
-        DataLoader worker processes; None: 0 on the CPU, up to 8 on a GPU.
-    precision
-        ``auto`` | ``fp32`` | ``bf16`` | ``fp16`` (autocast; see :func:`resolve_precision`).
-    label_space
-        The label space of the data; if given, the model's must be the same (else an error).
+    options
+        How the job runs (:class:`InferenceOptions`: batch size, device, DataLoader workers,
+        precision, progress bar, the data's label space, saved log-probabilities).
     model
         An already built model for ``spec`` (benchmarks, tests); built from ``spec`` if None.
-    save_logprobs
-        Also write each image's full log-softmax (float16 column ``logprobs``); nothing else
-        changes.
 
     Returns the output path. Nothing is written if the job fails.
     """
@@ -315,15 +363,9 @@ def predict_shards(
         lambda batch: ShardBatches(units, batch),
         out_path,
         list(shard_paths),
-        batch_size,
-        device,
-        num_workers,
-        precision,
-        progress,
-        label_space,
+        options,
         model,
         where=f"shards {', '.join(str(p) for p in shard_paths)}",
-        save_logprobs=save_logprobs,
     )
 
 
@@ -331,15 +373,9 @@ def predict_clean(
     spec: ModelSpec,
     clean_set: CleanSet | tuple[str | os.PathLike, str | os.PathLike],
     out_path: str | os.PathLike,
-    batch_size: int | None = None,
-    device: str | torch.device | None = "auto",
-    num_workers: int | None = None,
-    precision: str = "auto",
-    progress: bool = True,
+    options: InferenceOptions = InferenceOptions(),
     *,
-    label_space: LabelSpace | str | dict | None = None,
     model: Classifier | None = None,
-    save_logprobs: bool = False,
 ) -> Path:
     """Predict every image of the clean set (once per model); write ``out_path``.
 
@@ -365,15 +401,9 @@ def predict_clean(
         lambda batch: CleanBatches(clean_set.images_path, rows, batch),
         out_path,
         [clean_set.images_path],
-        batch_size,
-        device,
-        num_workers,
-        precision,
-        progress,
-        label_space,
+        options,
         model,
         where=f"clean set {clean_set.images_path}",
-        save_logprobs=save_logprobs,
     )
 
 
@@ -382,20 +412,14 @@ def predict_model(
     clean_set: CleanSet | tuple[str | os.PathLike, str | os.PathLike],
     clean_out: str | os.PathLike,
     sets: Sequence[tuple[str | os.PathLike, Sequence[str | os.PathLike]]],
-    *,
-    device: str | torch.device | None,
-    **options,
+    options: InferenceOptions = InferenceOptions(),
 ) -> list[Path]:
     """Every prediction file of one model, the model built once (rule ``predict_model``): the
     clean set's (``clean_out``), then each ``(out_path, shard_paths)`` of ``sets``, each written
-    as :func:`predict_clean` and :func:`predict_shards` write it alone, byte for byte (the same
-    model, the same batches). ``device`` and ``options`` are theirs (``batch_size``,
-    ``num_workers``, ``precision``, ``progress``, ``label_space``, ``save_logprobs``). Returns the
-    paths written."""
-    model = load_model(spec, resolve_device(device))
-    written = [predict_clean(spec, clean_set, clean_out, device=device, model=model, **options)]
+    as :func:`predict_clean` and :func:`predict_shards` write it alone with the same ``options``,
+    byte for byte (the same model, the same batches). Returns the paths written."""
+    model = load_model(spec, resolve_device(_checked(options).device))
+    written = [predict_clean(spec, clean_set, clean_out, options, model=model)]
     for out_path, shard_paths in sets:
-        written.append(
-            predict_shards(spec, list(shard_paths), out_path, device=device, model=model, **options)
-        )
+        written.append(predict_shards(spec, list(shard_paths), out_path, options, model=model))
     return written

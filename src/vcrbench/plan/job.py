@@ -125,19 +125,14 @@ def _traceback_to_log_only(exc: BaseException) -> None:
     sys.excepthook = hook
 
 
-def predict_options(smk) -> dict:
-    """The options every prediction script passes on (``vcrbench.inference``): device, precision,
-    label space and saved log-probabilities from the rule's params; batch size and DataLoader
-    workers from the config, not params, so that tuning them on a GPU node reruns nothing."""
-    p, execution = smk.params, smk.config["inference"]
-    return {
-        "batch_size": execution["batch_size"],
-        "device": p.device,
-        "num_workers": execution["num_workers"],
-        "precision": p.precision,
-        "label_space": p.label_space,
-        "save_logprobs": p.save_logprobs,
-    }
+def predict_options(smk):
+    """The :class:`vcrbench.inference.InferenceOptions` of a prediction script's job: device,
+    precision, label space and saved log-probabilities from the rule's params; batch size and
+    DataLoader workers from the config, not params, so that tuning them on a GPU node reruns
+    nothing (:meth:`~vcrbench.inference.InferenceOptions.of_job`)."""
+    from vcrbench.inference import InferenceOptions  # torch: only in the scripts that predict
+
+    return InferenceOptions.of_job(_params(smk), smk.config["inference"])
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ def with_defended_model(run_dir, base=None):
 def test_a_defended_model_plans_its_own_jobs_and_the_defense_outputs(tmp_path):
     jobs = scheduled_jobs(dry_run(tmp_path, configfile=with_defended_model(tmp_path, TINY)))
     defended = {rule for rule, w in jobs if w.get("model") == "efficientnet_lite0_smooth"}
-    assert {"predict_clean", "predict_group", "predict_imagenet_c", "estimate_curves"} <= defended
+    assert {"predict_model", "estimate_curves"} <= defended
     rules = [rule for rule, _ in jobs]
     assert rules.count("defense_table") == 1 and rules.count("plot_defenses") == 1
 
@@ -41,7 +41,7 @@ def test_one_line_adds_a_defended_model_that_reruns_nothing_else(copy_run):
     for rule, wildcards in jobs:
         if rule.startswith("predict") or rule == "estimate_curves":
             assert wildcards["model"] == "efficientnet_lite0_smooth", (rule, wildcards)
-    assert {"predict_clean", "predict_group", "defense_table", "plot_defenses"} <= rules
+    assert {"predict_model", "defense_table", "plot_defenses"} <= rules
 
     before = {
         p: p.stat().st_mtime_ns for p in (copy_run / "results/predictions").rglob("*.parquet")

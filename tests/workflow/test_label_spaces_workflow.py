@@ -64,6 +64,9 @@ def _config(workdir: Path, **changes) -> Path:
         humans={"references": {}, "conditions_table": False},
         figures={"formats": ["png"]},
         estimation={"n_boot": 20, "min_count": 2},
+        # one job per set and group of shards (predict_clean, predict_group): a failed corruption
+        # holds up only its own predictions
+        inference={**config["inference"], "model_job_max_images": 0},
     )
     config.update(changes)
     path = workdir / "config.yaml"

@@ -24,7 +24,7 @@ from .test_workflow import dry_run, scheduled_jobs
 NOT_OUTPUTS = ("logs", "benchmarks", "provenance")
 RUN_RECORDS = (paths.CHECK_MODELS, paths.CHECK_DATASET)
 #: The rules of a stage whose name is not a rule's.
-STAGE_RULES = {"predict": ("predict_clean", "predict_group", "predict_imagenet_c")}
+STAGE_RULES = {"predict": ("predict_model", "predict_clean", "predict_group", "predict_imagenet_c")}
 #: What a copy of the workflow needs to run.
 WORKFLOW_FILES = ("Snakefile", "rules", "workflow", "src", "config", "report", "envs")
 
@@ -58,7 +58,7 @@ def test_every_output_records_its_provenance(finished_run):
         if path.suffix == ".parquet":
             assert io.read_provenance(path) == rec, rel
         rules.add(rec["rule"])
-    assert {"generate_shard", "predict_group", "estimate_curves", "plot_curves"} <= rules
+    assert {"generate_shard", "predict_model", "estimate_curves", "plot_curves"} <= rules
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ EXPENSIVE = (
     "predict_clean",
     "predict_group",
     "predict_imagenet_c",
+    "predict_model",
     "estimate_curves",
 )
 
@@ -87,7 +88,7 @@ def test_adding_a_model_to_a_fresh_clone_reruns_only_that_model(finished_run, tm
     for rule, wildcards in jobs:
         if rule in EXPENSIVE or rule == "fetch_weights":
             assert wildcards.get("model") == "efficientnet_lite1", (rule, wildcards)
-    assert {"predict_clean", "predict_group", "estimate_curves", "collect_metrics"} <= rules
+    assert {"predict_model", "estimate_curves", "collect_metrics"} <= rules
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import yaml
 
 from vcrbench.plan import paths
 
-from .conftest import REPO, snakemake, snakemake_command, write_config
+from .conftest import REPO, TINY, snakemake, snakemake_command, write_config
 from .test_workflow import dry_run, scheduled_jobs
 
 pytestmark = pytest.mark.slow
@@ -58,6 +58,8 @@ def tiny_config(path: Path, **changes) -> Path:
         # no human reference: the human stage (about a third of the tiny run's job time) is
         # the shared run's to test, not retraining's
         humans={"dnn_table": False, "references": {}, "conditions_table": False},
+        # one job per set and group of shards (predict_clean, predict_group), as at paper scale
+        inference={**yaml.safe_load(TINY.read_text())["inference"], "model_job_max_images": 0},
         **changes,
     )
 

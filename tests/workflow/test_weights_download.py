@@ -97,7 +97,9 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
     weights, config_json = served_weights(tmp_path)
     entry = {"source": "timm", "id": ARCH, "family": "supervised"}
     inference = yaml.safe_load(write_config(tmp_path / "tiny.yaml").read_text())["inference"]
+    # predict_clean alone (inference split: no test set is made for it)
     inference |= {"weights_cache": "weights-cache", "device": "cpu", "save_logprobs": True}
+    inference |= {"model_job_max_images": 0}
     config = write_config(tmp_path / "config.yaml", models={MODEL: entry}, inference=inference)
     work = tmp_path / "run"
     work.mkdir()
@@ -188,7 +190,8 @@ def test_fetch_weights_downloads_a_checkpoint_url_then_inference_reads_it_offlin
     weights, _ = served_weights(tmp_path)
     sha = hashlib.sha256(weights).hexdigest()
     inference = yaml.safe_load(write_config(tmp_path / "tiny.yaml").read_text())["inference"]
-    inference |= {"weights_cache": "weights-cache", "device": "cpu"}
+    # predict_clean alone (inference split: no test set is made for it)
+    inference |= {"weights_cache": "weights-cache", "device": "cpu", "model_job_max_images": 0}
     work = tmp_path / "run"
     work.mkdir()
     fetch_target = paths.fill(paths.WEIGHTS_FETCHED, model=MODEL)

@@ -124,14 +124,18 @@ def test_restyling_reruns_only_figure_and_table_rules(copy_run):
     # the ImageNet-C accuracy and human similarity tables do not depend on the style
     assert not {"imagenet_c_accuracy", "human_similarity"} & rules
 
-    # the target last: --configfile (which the helper puts first) takes several values
-    proc = snakemake(copy_run, "--cores", "2", "paper_figures", configfile=config)
+    # The style reaches the outputs: two of them made (the targets last: --configfile, which the
+    # helper puts first, takes several values). Every figure and table rule redrawn, and again
+    # with the same bytes, is the archive test's (tests/workflow/test_archive_workflow.py).
+    made = ("results/figures/curves/brightness.svg", "results/tables/paper/table2_coverage.md")
+    proc = snakemake(copy_run, "--cores", "2", *made, configfile=config)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert (copy_run / "results/figures/curves/brightness.svg").is_file()
-    md = (copy_run / "results/tables/paper/table2_coverage.md").read_text()
+    assert {r for r, _ in scheduled_jobs(proc.stdout + proc.stderr)} <= FIGURE_RULES
+    assert (copy_run / made[0]).read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
+    md = (copy_run / made[1]).read_text()
     numbers = re.findall(r"\b\d\.\d+\b", md)
     assert numbers and all(len(n) == 4 for n in numbers), numbers  # digits: 2
-    again = scheduled_jobs(dry_run(copy_run, configfile=config))
+    again = scheduled_jobs(dry_run(copy_run, configfile=config, extra=made))
     assert again == []
 
 

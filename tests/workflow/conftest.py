@@ -41,6 +41,25 @@ def snakemake(
     return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout)
 
 
+def config_error(path: Path) -> str:
+    """What the workflow says of the config file ``path`` before it plans any job, found in this
+    process: the Snakefile's own checks (rules/common.smk: :func:`vcrbench.plan.validate`, then
+    the :class:`~vcrbench.plan.Plan`), with the words a run prints (``invalid config: ...``).
+    Relative paths in the config are the working directory's, as in a run. Each kind of such
+    failure keeps one test through Snakemake itself (test_workflow.py's three mistakes, the
+    failed-job and dataset tests); ``test_config_error_is_what_the_snakefile_does`` ties this to
+    rules/common.smk."""
+    from vcrbench import plan
+
+    config = yaml.safe_load(path.read_text())
+    try:
+        plan.validate(config)
+        plan.Plan(config)
+    except plan.ConfigError as exc:
+        return f"invalid config: {exc}"
+    raise AssertionError(f"{path}: the workflow takes this config")
+
+
 def write_config(path: Path, base: Path = TINY, **changes) -> Path:
     """A copy of ``base`` with top-level keys replaced by ``changes``."""
     config = yaml.safe_load(base.read_text())

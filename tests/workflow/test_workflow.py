@@ -13,7 +13,7 @@ from tests.unit.test_versions import RULE_RE  # rules may stand indented under a
 from vcrbench.plan import cost
 from vcrbench.tables.models import COLUMNS as TABLE1_COLUMNS
 
-from .conftest import REPO, TINY, snakemake, write_config
+from .conftest import REPO, TINY, config_error, snakemake, write_config
 
 # --------------------------------------------------------------------------- dry-run parsing
 
@@ -116,12 +116,9 @@ def test_shipped_default_dry_run_plans_every_stage(tmp_path):
     ids=["unknown-corruption", "unknown-model-source", "wrong-type", "missing-dataset-path"],
 )
 def test_config_errors_stop_before_any_job(tmp_path, changes, key):
-    config = write_config(tmp_path / "bad.yaml", **changes)
-    proc = snakemake(tmp_path, "--cores", "1", configfile=config)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert key in out, out[-3000:]
-    assert not (tmp_path / "results").exists()
+    """In process (``config_error``); the same through Snakemake: the three-mistakes test."""
+    said = config_error(write_config(tmp_path / "bad.yaml", **changes))
+    assert said.startswith("invalid config: ") and key in said, said
 
 
 def test_a_config_without_models_is_named_before_any_job(tmp_path):
@@ -131,11 +128,21 @@ def test_a_config_without_models_is_named_before_any_job(tmp_path):
     del tiny["models"]
     config = tmp_path / "no-models.yaml"
     config.write_text(yaml.safe_dump(tiny))
-    proc = snakemake(tmp_path, "--cores", "1", configfile=config)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert "invalid config: config key 'models': required, and missing" in out, out[-3000:]
-    assert "KeyError" not in out and not (tmp_path / "results").exists()
+    said = config_error(config)
+    assert said.startswith("invalid config: config key 'models': required, and missing"), said
+
+
+def test_config_error_is_what_the_snakefile_does():
+    """``config_error`` (tests/workflow/conftest.py) runs what rules/common.smk runs on the config,
+    and says what it says: the in-process config tests test the workflow's own checks."""
+    common = (REPO / "rules" / "common.smk").read_text()
+    assert (
+        "try:\n"
+        "    vplan.validate(config)\n"
+        "    PLAN = vplan.Plan(config)\n"
+        "except vplan.ConfigError as exc:\n"
+        '    raise WorkflowError(f"invalid config: {exc}") from None\n'
+    ) in common
 
 
 def test_three_config_mistakes_are_named_in_one_run(tmp_path):

@@ -14,7 +14,7 @@ from tests.support.zsl_trees import CUB_CLASSES, make_cub, make_split
 from vcrbench import io
 from vcrbench.vocab import ZERO_SHOT_PROPERTIES
 
-from .conftest import REPO, snakemake
+from .conftest import REPO, config_error, snakemake
 from .test_workflow import dry_run, scheduled_jobs
 
 
@@ -71,24 +71,21 @@ def _checkpoint(workdir):
     torch.save(net.state_dict(), workdir / "cub_net.pth")
 
 
-def test_bad_label_space_stops_before_any_job(tmp_path):
+def test_bad_label_space_stops_before_any_job(tmp_path, monkeypatch):
+    """The workflow's checks in process (``config_error``), in the run's folder."""
     configfile, _ = _config(tmp_path)
+    monkeypatch.chdir(tmp_path)  # the config's relative paths
     (tmp_path / "cub_net.pth").touch()  # weights must exist (checked before any job)
     config = yaml.safe_load(configfile.read_text())
     config["dataset"]["label_space"] = "cub200"
     configfile.write_text(yaml.safe_dump(config))
-    proc = snakemake(tmp_path, "-n", "--cores", "1", configfile=configfile)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert "config key 'dataset.label_space': unknown label space 'cub200'" in out, out[-3000:]
-    assert not (tmp_path / "results").exists()
+    said = config_error(configfile)
+    assert "config key 'dataset.label_space': unknown label space 'cub200'" in said, said
     config["dataset"]["label_space"] = {"name": "cub", "num_classes": 3}
     del config["dataset"]["zero_shot"]
     del config["models"]["cub_net"]["label_space"]  # an ImageNet-1k head on CUB's classes
     configfile.write_text(yaml.safe_dump(config))
-    proc = snakemake(tmp_path, "-n", "--cores", "1", configfile=configfile)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and "config key 'models.cub_net.label_space'" in out, out[-3000:]
+    assert "config key 'models.cub_net.label_space'" in config_error(configfile)
 
 
 def test_shipped_example_dry_runs_on_a_tree_in_its_layout(tmp_path):

@@ -184,9 +184,9 @@ def test_the_local_rules_say_so_in_their_definitions_as_listed():
     """A rule runs where Snakemake runs when its definition says `localrule: True` (Snakemake's
     per-rule directive, no `workflow.localrules` call); cluster.LOCAL_RULES lists them for the
     plan (the cost plan's count, the archive mode). Both ways: a rule listed but not marked, or
-    marked but not listed, fails here. A `use rule` copy says it itself (the `with:` block's
-    directives replace the copied rule's), and the rules made from declarations in the loop say
-    their declaration's `local` (tests/workflow/test_cluster.py: what Snakemake makes of them)."""
+    marked but not listed, fails here. A `use rule` copy says it itself (Snakemake 9.27: the
+    `with:` block's directives replace the copied rule's, `localrule` included), and the rules
+    made from declarations in the loop say their declaration's `local`."""
     from vcrbench.plan import products
 
     rules = rule_definitions()

@@ -32,3 +32,4 @@ rule all:
     default_target: True
     input:
         PLAN.final_outputs(),
+    localrule: True

@@ -1,6 +1,7 @@
-# Running on a cluster (README "On a SLURM cluster", docs/scale.md): the environment of every job,
-# the weights fetched once per model before any inference job, and the rules that run where
-# Snakemake runs. Which rules and variables: vcrbench.plan.cluster.
+# Running on a cluster (README "On a SLURM cluster", docs/scale.md): the environment of every job
+# and the weights fetched once per model before any inference job. Which variables:
+# vcrbench.plan.cluster. A rule that runs where Snakemake runs says `localrule: True` in its own
+# definition; vcrbench.plan.cluster.LOCAL_RULES lists them (a unit test holds the two together).
 from vcrbench.plan import cluster as vcluster
 
 # Every job's environment (weights found in the cache with the hubs offline, no cache under
@@ -35,8 +36,3 @@ rule fetch_weights:
         version=PLAN.version("fetch_weights"),
     script:
         "../workflow/scripts/fetch_weights.py"
-
-
-workflow.localrules(
-    *vcluster.defined(vcluster.LOCAL_RULES, (r.name for r in workflow.rules))
-)

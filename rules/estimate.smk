@@ -53,6 +53,7 @@ rule zero_shot_tables:
         paths.log("zero_shot_tables", "zero_shot_tables"),
     benchmark:
         paths.benchmark("zero_shot_tables", "zero_shot_tables")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -82,6 +83,7 @@ rule clean_correct:
         paths.log("clean_correct", "clean_correct"),
     benchmark:
         paths.benchmark("clean_correct", "clean_correct")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -114,6 +116,7 @@ rule zero_shot_unseen_only:
         paths.log("zero_shot_unseen_only", "zero_shot_unseen_only"),
     benchmark:
         paths.benchmark("zero_shot_unseen_only", "zero_shot_unseen_only")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -142,6 +145,7 @@ rule collect_metrics:
         paths.log("collect_metrics", "collect_metrics"),
     benchmark:
         paths.benchmark("collect_metrics", "collect_metrics")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -165,6 +169,7 @@ rule model_differences:
         paths.log("model_differences", "model_differences"),
     benchmark:
         paths.benchmark("model_differences", "model_differences")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -191,6 +196,7 @@ rule defense_table:
         paths.log("defense_table", "defense_table"),
     benchmark:
         paths.benchmark("defense_table", "defense_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -221,6 +227,7 @@ rule model_error_consistency:
         paths.log("model_error_consistency", "model_error_consistency"),
     benchmark:
         paths.benchmark("model_error_consistency", "model_error_consistency")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -245,6 +252,7 @@ rule definitions_table:
         paths.log("definitions_table", "definitions_table"),
     benchmark:
         paths.benchmark("definitions_table", "definitions_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:

@@ -25,6 +25,7 @@ rule imagenet_c_accuracy:
         paths.log("imagenet_c_accuracy", "imagenet_c_accuracy"),
     benchmark:
         paths.benchmark("imagenet_c_accuracy", "imagenet_c_accuracy")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -47,6 +48,7 @@ rule imagenet_c_clean_correct:
         paths.log("imagenet_c_clean_correct", "imagenet_c_clean_correct"),
     benchmark:
         paths.benchmark("imagenet_c_clean_correct", "imagenet_c_clean_correct")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -71,6 +73,7 @@ rule imagenet_c_mce:
         paths.log("imagenet_c_mce", "imagenet_c_mce"),
     benchmark:
         paths.benchmark("imagenet_c_mce", "imagenet_c_mce")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -100,6 +103,7 @@ rule corruption_categories:
         paths.log("corruption_categories", "corruption_categories"),
     benchmark:
         paths.benchmark("corruption_categories", "corruption_categories")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -123,6 +127,7 @@ rule paper_tables:
         paths.log("paper_tables", "paper_tables"),
     benchmark:
         paths.benchmark("paper_tables", "paper_tables")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -150,6 +155,7 @@ rule models_table:
         paths.log("models_table", "models_table"),
     benchmark:
         paths.benchmark("models_table", "models_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -172,6 +178,7 @@ rule retraining_table:
         paths.log("retraining_table", "retraining_table"),
     benchmark:
         paths.benchmark("retraining_table", "retraining_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -199,6 +206,7 @@ rule human_similarity:
         paths.log("human_similarity", "human_similarity"),
     benchmark:
         paths.benchmark("human_similarity", "human_similarity")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -225,6 +233,7 @@ rule plot_curves:
         paths.log("plot_curves", "{corruption}"),
     benchmark:
         paths.benchmark("plot_curves", "{corruption}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -248,6 +257,7 @@ rule plot_hmri_mrsi:
         paths.log("plot_hmri_mrsi", "{corruption}"),
     benchmark:
         paths.benchmark("plot_hmri_mrsi", "{corruption}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -270,6 +280,7 @@ rule plot_dv_histograms:
         paths.log("plot_dv_histograms", "{corruption}"),
     benchmark:
         paths.benchmark("plot_dv_histograms", "{corruption}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -293,6 +304,7 @@ rule plot_examples:
         paths.log("plot_examples", "{corruption}"),
     benchmark:
         paths.benchmark("plot_examples", "{corruption}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -317,6 +329,7 @@ rule plot_examples_overview:
         paths.log("plot_examples_overview", "plot_examples_overview"),
     benchmark:
         paths.benchmark("plot_examples_overview", "plot_examples_overview")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -339,6 +352,7 @@ rule plot_imagenet_c_vs_vcr:
         paths.log("plot_imagenet_c_vs_vcr", "{corruption}"),
     benchmark:
         paths.benchmark("plot_imagenet_c_vs_vcr", "{corruption}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -362,6 +376,7 @@ rule plot_human_similarity:
         paths.log("plot_human_similarity", "plot_human_similarity"),
     benchmark:
         paths.benchmark("plot_human_similarity", "plot_human_similarity")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -385,6 +400,7 @@ rule plot_geirhos_dnn:
         paths.log("plot_geirhos_dnn", "plot_geirhos_dnn"),
     benchmark:
         paths.benchmark("plot_geirhos_dnn", "plot_geirhos_dnn")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -406,6 +422,7 @@ use rule plot_geirhos_dnn as plot_geirhos_trained with:
         paths.log("plot_geirhos_trained", "plot_geirhos_trained"),
     benchmark:
         paths.benchmark("plot_geirhos_trained", "plot_geirhos_trained")
+    localrule: True
     resources:
         **PLAN.resources("plot_geirhos_trained"),
     params:
@@ -421,6 +438,7 @@ use rule plot_geirhos_dnn as plot_geirhos_consistency with:
         paths.log("plot_geirhos_consistency", "plot_geirhos_consistency"),
     benchmark:
         paths.benchmark("plot_geirhos_consistency", "plot_geirhos_consistency")
+    localrule: True
     resources:
         **PLAN.resources("plot_geirhos_consistency"),
     params:
@@ -436,6 +454,7 @@ use rule plot_geirhos_dnn as plot_model_consistency with:
         paths.log("plot_model_consistency", "plot_model_consistency"),
     benchmark:
         paths.benchmark("plot_model_consistency", "plot_model_consistency")
+    localrule: True
     resources:
         **PLAN.resources("plot_model_consistency"),
     params:
@@ -451,6 +470,7 @@ rule plot_defenses:
         paths.log("plot_defenses", "plot_defenses"),
     benchmark:
         paths.benchmark("plot_defenses", "plot_defenses")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -479,6 +499,7 @@ for _product in products.generated():
             paths.log(_product.rule, declared_job(_product.rule)),
         benchmark:
             paths.benchmark(_product.rule, declared_job(_product.rule))
+        localrule: _product.local
         conda:
             VCRBENCH_ENV
         resources:
@@ -496,3 +517,4 @@ for _product in products.generated():
 rule paper_figures:
     input:
         PLAN.figure_targets,
+    localrule: True

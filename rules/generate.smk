@@ -117,6 +117,7 @@ rule coverage_table:
         paths.log("coverage_table", "coverage_table"),
     benchmark:
         paths.benchmark("coverage_table", "coverage_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:

@@ -10,6 +10,7 @@ rule ingest_human_reference:
         paths.log("ingest_human_reference", "{reference}"),
     benchmark:
         paths.benchmark("ingest_human_reference", "{reference}")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -85,6 +86,7 @@ rule geirhos_dnn_table:
         paths.log("geirhos_dnn_table", "geirhos_dnn_table"),
     benchmark:
         paths.benchmark("geirhos_dnn_table", "geirhos_dnn_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -112,6 +114,7 @@ rule geirhos_conditions_table:
         paths.log("geirhos_conditions_table", "geirhos_conditions_table"),
     benchmark:
         paths.benchmark("geirhos_conditions_table", "geirhos_conditions_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -135,6 +138,7 @@ use rule geirhos_dnn_table as geirhos_trained_table with:
         paths.log("geirhos_trained_table", "geirhos_trained_table"),
     benchmark:
         paths.benchmark("geirhos_trained_table", "geirhos_trained_table")
+    localrule: True
     resources:
         **PLAN.resources("geirhos_trained_table"),
     params:
@@ -154,6 +158,7 @@ rule geirhos_error_consistency:
         paths.log("geirhos_error_consistency", "geirhos_error_consistency"),
     benchmark:
         paths.benchmark("geirhos_error_consistency", "geirhos_error_consistency")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:
@@ -179,6 +184,7 @@ rule screening_table:
         paths.log("screening_table", "screening_table"),
     benchmark:
         paths.benchmark("screening_table", "screening_table")
+    localrule: True
     conda:
         VCRBENCH_ENV
     resources:

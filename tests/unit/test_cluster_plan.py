@@ -145,11 +145,63 @@ def test_cluster_jobs_inherit_the_environment_onstart_sets():
     assert "os.environ" not in (REPO / "rules" / "cluster.smk").read_text()
 
 
-def test_local_and_archive_rules_are_rules_of_the_workflow():
-    text = "".join(p.read_text() for p in (REPO / "rules").glob("*.smk"))
-    defined = set(re.findall(r"^(?:rule (\w+)|use rule \w+ as (\w+))", text, re.M))
-    names = {a or b for a, b in defined} | {"all"}
-    assert set(cluster.LOCAL_RULES) <= names, sorted(set(cluster.LOCAL_RULES) - names)
+#: A rule's first line: `rule NAME:` (or `checkpoint NAME:`), `use rule OTHER as NAME with:`, or
+#: `rule:` (named by its `name:`: the declared rules made in a loop at the end of figures.smk).
+_RULE_HEAD = re.compile(r"^( *)(?:(?:rule|checkpoint) (\w+)|use rule \w+ as (\w+) with|rule):$")
+
+
+def rule_definitions() -> dict[str | None, tuple[int, list[str]]]:
+    """Each rule of the Snakefile and rules/*.smk by name (None: the loop's rule), with its
+    first line's indent and the lines of its definition."""
+    rules: dict[str | None, tuple[int, list[str]]] = {}
+    for path in (REPO / "Snakefile", *sorted((REPO / "rules").glob("*.smk"))):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            head = _RULE_HEAD.match(line)
+            if head is None:
+                continue
+            indent, body = len(head[1]), []
+            for inner in lines[i + 1 :]:
+                if inner.strip() and len(inner) - len(inner.lstrip()) <= indent:
+                    break
+                body.append(inner)
+            name = head[2] or head[3]
+            assert name not in rules, f"{path.name}: rule {name} defined twice"
+            rules[name] = (indent, body)
+    return rules
+
+
+def localrule(indent: int, body: list[str]) -> str | None:
+    """A rule's `localrule:` directive as written (its value on the line or the next), or None."""
+    directive = " " * (indent + 4) + "localrule:"
+    for k, line in enumerate(body):
+        if line.startswith(directive):
+            return line[len(directive) :].strip() or body[k + 1].strip()
+    return None
+
+
+def test_the_local_rules_say_so_in_their_definitions_as_listed():
+    """A rule runs where Snakemake runs when its definition says `localrule: True` (Snakemake's
+    per-rule directive, no `workflow.localrules` call); cluster.LOCAL_RULES lists them for the
+    plan (the cost plan's count, the archive mode). Both ways: a rule listed but not marked, or
+    marked but not listed, fails here. A `use rule` copy says it itself (Snakemake 9.27: the
+    `with:` block's directives replace the copied rule's, `localrule` included), and the rules
+    made from declarations in the loop say their declaration's `local`."""
+    from vcrbench.plan import products
+
+    rules = rule_definitions()
+    marks = {name: localrule(*definition) for name, definition in rules.items()}
+    assert marks.pop(None) == "_product.local"
+    assert set(marks.values()) <= {"True", None}, {n: v for n, v in marks.items() if v}
+    marked = {name for name, value in marks.items() if value == "True"}
+    marked |= {p.rule for p in products.generated() if p.local}
+    listed = set(cluster.LOCAL_RULES)
+    assert marked == listed, {
+        "listed, not marked": sorted(listed - marked),
+        "marked, not listed": sorted(marked - listed),
+    }
+    names = {*marks, *(p.rule for p in products.generated())}
+    assert set(cluster.ARCHIVE_RULES) <= names, sorted(set(cluster.ARCHIVE_RULES) - names)
     # nothing that generates or predicts is rebuilt from an archive
     assert not any(
         r.startswith(("generate", "predict", "estimate_curves")) for r in cluster.ARCHIVE_RULES

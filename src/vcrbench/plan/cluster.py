@@ -17,7 +17,7 @@ from __future__ import annotations
 import getpass
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 #: Rules that take seconds besides the declared figures and tables (vcrbench.plan.products):
@@ -57,7 +57,10 @@ def archive_rules() -> tuple[str, ...]:
 
 def local_rules() -> tuple[str, ...]:
     """Every local rule: the aggregations, the declared figures and tables that are ``local``,
-    the targets and the coverage table (it reads Δv columns only), and :data:`_LOCAL_ONLY`."""
+    the targets and the coverage table (it reads Δv columns only), and :data:`_LOCAL_ONLY`.
+    Each of them says so in its own definition (Snakemake's ``localrule: True``; a declared
+    rule made from its declaration, its ``local``); tests/unit/test_cluster_plan.py holds the
+    rules to this list, both ways."""
     from vcrbench.plan.products import products
 
     declared = tuple(p.rule for p in products() if p.local)
@@ -71,12 +74,6 @@ def __getattr__(name: str):
     if name == "LOCAL_RULES":
         return local_rules()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def defined(names: Iterable[str], rules: Iterable[str]) -> list[str]:
-    """``names`` that are rules of the workflow (``rules``), in order."""
-    known = set(rules)
-    return [n for n in names if n in known]
 
 
 def weights_cache(config: Mapping) -> Path:

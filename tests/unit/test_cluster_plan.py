@@ -334,6 +334,7 @@ def test_submissions_are_group_jobs_and_jobs_alone_local_ones_apart():
     assert (gpu["snakemake_starts"], gen["snakemake_starts"]) == (4, 3)
     assert gpu["hours"] == pytest.approx((2 * 10 + 4 * 3) / 3600)
     assert gen["hours"] == pytest.approx((2 * 1 + 3 * 3) / 3600)
-    # a cluster's dry run prints local jobs as `localrule`, whatever the list says
+    # a job printed as `localrule` (a real run's log; Snakemake 9.27's dry runs print every job
+    # as `rule`, hence the list) is local, whatever the list says
     printed = cost.parse_submissions("localrule check_images:\nrule prepare_clean_set:\n")
     assert printed["local"] == {"check_images": 1} and printed["jobs"] == {"prepare_clean_set": 1}

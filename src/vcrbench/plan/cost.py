@@ -58,7 +58,8 @@ def _job_field(block: str, name: str) -> dict[str, str]:
 def parse_jobs(text: str) -> list[dict]:
     """Every job of a dry run's full output (not ``--quiet``), group members included: its
     ``rule``, ``wildcards`` and first-attempt ``resources`` (strings, as printed) and whether it
-    is ``local`` (printed as ``localrule``: it runs where Snakemake runs)."""
+    is ``local`` (printed as ``localrule``: it runs where Snakemake runs; a real run prints it,
+    Snakemake 9.27's dry runs print every job as ``rule``)."""
     return [
         {
             "rule": m.group(3),

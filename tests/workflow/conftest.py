@@ -60,6 +60,15 @@ def config_error(path: Path) -> str:
     raise AssertionError(f"{path}: the workflow takes this config")
 
 
+def split_inference(**changes) -> dict:
+    """The tiny config's ``inference`` block with each model's inference split into a job per set
+    and group of shards (``predict_clean``, ``predict_group``, ``predict_imagenet_c``:
+    ``model_job_max_images: 0``; the tiny config itself predicts a model in one job), and
+    ``changes``."""
+    inference = yaml.safe_load(TINY.read_text())["inference"]
+    return {**inference, "model_job_max_images": 0, **changes}
+
+
 def write_config(path: Path, base: Path = TINY, **changes) -> Path:
     """A copy of ``base`` with top-level keys replaced by ``changes``."""
     config = yaml.safe_load(base.read_text())

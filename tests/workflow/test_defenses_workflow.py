@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from vcrbench.plan import paths
+
 from .conftest import TINY, snakemake
 from .test_workflow import dry_run, scheduled_jobs
 
@@ -48,7 +50,7 @@ def test_one_line_adds_a_defended_model_that_reruns_nothing_else(copy_run):
     }
     # the defense's table and figure, and what they need (the tables and figures over all models,
     # which the new model makes again too, are planned above; their reruns are other tests')
-    targets = ("results/tables/defenses.csv", "results/figures/defenses.png")
+    targets = (paths.DEFENSES_TABLE, paths.DEFENSES_FIGURE.format(ext="png"))
     proc = snakemake(copy_run, "--cores", "2", "--show-failed-logs", *targets, configfile=config)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-6000:]
     for path, mtime in before.items():  # the undefended model's predictions were not redone

@@ -23,7 +23,7 @@ from PIL import Image
 from vcrbench import io
 from vcrbench.vocab import STATUS_OK, STATUS_SHORT
 
-from .conftest import TINY, snakemake
+from .conftest import TINY, snakemake, split_inference
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,7 @@ def _config(workdir: Path, **changes) -> Path:
         estimation={"n_boot": 20, "min_count": 2},
         # one job per set and group of shards (predict_clean, predict_group): a failed corruption
         # holds up only its own predictions
-        inference={**config["inference"], "model_job_max_images": 0},
+        inference=split_inference(),
     )
     config.update(changes)
     path = workdir / "config.yaml"

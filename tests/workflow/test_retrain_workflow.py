@@ -18,7 +18,7 @@ import yaml
 
 from vcrbench.plan import paths
 
-from .conftest import REPO, TINY, snakemake, snakemake_command, write_config
+from .conftest import REPO, snakemake, snakemake_command, split_inference, write_config
 from .test_workflow import dry_run, scheduled_jobs
 
 pytestmark = pytest.mark.slow
@@ -40,10 +40,10 @@ RETRAIN = {
     },
     "pool": {"kind": "embedded", "include": ["skimage-rocket", "sklearn-china"]},
 }
-#: What the runs with retraining make: the fine-tuned weights, the metrics of both models, Table 3 (before and after
-#: retraining) and the two models' error consistency (the figures over all models, which the
-#: fine-tuned model makes again too, are planned by the dry run below; their rules run in the
-#: shared tiny run and the archive test).
+#: What the runs with retraining make: the fine-tuned weights, the metrics of both models, Table 3
+#: (before and after retraining) and the two models' error consistency (the figures over all
+#: models, which the fine-tuned model makes again too, are planned by the dry run below; their
+#: rules run in the shared tiny run and the archive test).
 TARGETS = (
     paths.fill(paths.TUNED_MODEL, run=RUN),  # a missing intermediate file alone reruns nothing
     paths.VCR_METRICS,
@@ -69,7 +69,7 @@ def tiny_config(path: Path, **changes) -> Path:
         # the shared run's to test, not retraining's
         humans={"dnn_table": False, "references": {}, "conditions_table": False},
         # one job per set and group of shards (predict_clean, predict_group), as at paper scale
-        inference={**yaml.safe_load(TINY.read_text())["inference"], "model_job_max_images": 0},
+        inference=split_inference(),
         **changes,
     )
 

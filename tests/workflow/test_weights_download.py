@@ -28,7 +28,7 @@ from tests.support.hub_server import COMMIT, HubServer, no_network_site
 from vcrbench import io
 from vcrbench.plan import paths
 
-from .conftest import snakemake, write_config
+from .conftest import snakemake, split_inference, write_config
 
 #: timm's smallest ResNet (0.5 M parameters, 160 px): its weights are served from the test's hub.
 ARCH = "test_resnet.r160_in1k"
@@ -96,10 +96,8 @@ def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path
 
     weights, config_json = served_weights(tmp_path)
     entry = {"source": "timm", "id": ARCH, "family": "supervised"}
-    inference = yaml.safe_load(write_config(tmp_path / "tiny.yaml").read_text())["inference"]
     # predict_clean alone (inference split: no test set is made for it)
-    inference |= {"weights_cache": "weights-cache", "device": "cpu", "save_logprobs": True}
-    inference |= {"model_job_max_images": 0}
+    inference = split_inference(weights_cache="weights-cache", device="cpu", save_logprobs=True)
     config = write_config(tmp_path / "config.yaml", models={MODEL: entry}, inference=inference)
     work = tmp_path / "run"
     work.mkdir()
@@ -189,9 +187,8 @@ def test_fetch_weights_downloads_a_checkpoint_url_then_inference_reads_it_offlin
     server stopped and every connection refused, predict_clean reads it."""
     weights, _ = served_weights(tmp_path)
     sha = hashlib.sha256(weights).hexdigest()
-    inference = yaml.safe_load(write_config(tmp_path / "tiny.yaml").read_text())["inference"]
     # predict_clean alone (inference split: no test set is made for it)
-    inference |= {"weights_cache": "weights-cache", "device": "cpu", "model_job_max_images": 0}
+    inference = split_inference(weights_cache="weights-cache", device="cpu")
     work = tmp_path / "run"
     work.mkdir()
     fetch_target = paths.fill(paths.WEIGHTS_FETCHED, model=MODEL)

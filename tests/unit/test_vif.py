@@ -302,3 +302,38 @@ def test_missing_cuda_device_is_a_clear_error(astronaut):
     x = V.luma(astronaut)
     with pytest.raises(ValueError, match="sees no CUDA device"):
         V.vif(x, x, device="cuda")
+
+
+def test_shipped_sp5_filters_are_pyrtools_bit_for_bit():
+    """The filters the pyramid reads from the package (so that a job computing dv does not import
+    pyrtools) are pyrtools' own: this fails on a pyrtools upgrade that changes them."""
+    from pyrtools.pyramids.filters import steerable_filters
+
+    from vcrbench.vif import _pyramid
+
+    theirs = steerable_filters("sp5_filters")
+    ours = _pyramid.shipped_sp5_filters()
+    assert set(ours) == {"lo0filt", "lofilt", "bfilts"}
+    for name, values in ours.items():
+        want = np.asarray(theirs[name], dtype=np.float64)
+        assert values.shape == want.shape and values.tobytes() == want.tobytes(), name
+
+
+def test_computing_dv_does_not_import_pyrtools():
+    """Δv in a fresh interpreter (as a generation job computes it) leaves pyrtools, scipy.signal
+    and matplotlib unimported: about 2.3 s of every such job's start-up."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from vcrbench.vif import delta_v\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = rng.integers(0, 256, (2, 96, 96, 3), dtype=np.uint8)\n"
+        "y = np.clip(x.astype(int) + rng.integers(-20, 20, x.shape), 0, 255).astype(np.uint8)\n"
+        "delta_v(x, y)\n"
+        "print(sorted(m for m in ('pyrtools', 'scipy.signal', 'matplotlib') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "[]", proc.stdout

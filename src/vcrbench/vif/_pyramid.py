@@ -15,6 +15,8 @@ low-pass spectrum folds without Hermitian bookkeeping.
 from __future__ import annotations
 
 import functools
+import importlib.resources
+import json
 import math
 
 import numpy as np
@@ -26,12 +28,24 @@ ORIENTATIONS = (0, 3)
 M = 3
 
 
+#: pyrtools' sp5 filters (``lo0filt``, ``lofilt``, ``bfilts``), shipped with the package: importing
+#: pyrtools for them costs a job about 2.3 s (it brings scipy.signal and matplotlib), more than a
+#: shard of the tiny run takes to compute. tests/unit/test_vif.py checks them against pyrtools.
+SP5_FILTERS = "data/vif/sp5_filters.json"
+
+
+def shipped_sp5_filters() -> dict[str, np.ndarray]:
+    """The shipped copy of ``pyrtools.pyramids.filters.steerable_filters("sp5_filters")``'s
+    ``lo0filt``, ``lofilt`` and ``bfilts`` (float64, bit for bit)."""
+    text = (importlib.resources.files("vcrbench") / SP5_FILTERS).read_text()
+    doc = json.loads(text)
+    return {k: np.asarray(doc[k], dtype=np.float64) for k in ("lo0filt", "lofilt", "bfilts")}
+
+
 @functools.lru_cache(maxsize=1)
 def sp5_filters() -> dict[str, np.ndarray]:
     """pyrtools' sp5 filters as 2-D correlation kernels, the orientation bands as pyrtools uses them."""
-    from pyrtools.pyramids.filters import steerable_filters
-
-    f = steerable_filters("sp5_filters")
+    f = shipped_sp5_filters()
     size = int(round(math.sqrt(f["bfilts"].shape[0])))
     bands = [np.asarray(f["bfilts"][:, b]).reshape(size, size).T for b in ORIENTATIONS]
     return {"lo0": np.asarray(f["lo0filt"]), "lo": np.asarray(f["lofilt"]), "bands": bands}

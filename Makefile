@@ -38,8 +38,12 @@ run: setup
 # TEST_WORKERS pytest-xdist workers (a test file's tests stay on one worker, the longest files
 # first: SCHEDULE in tests/workflow/conftest.py; the one finished tiny run is shared by all).
 # TEST_WORKERS=0 runs it in one process.
+# PYTHONDONTWRITEBYTECODE emptied for pytest alone: where it is set (some CI and container images)
+# pytest rewrites every test module's asserts again in every worker, about 8 CPU-seconds each; with
+# it empty, the rewritten modules are kept under tests/**/__pycache__ (ignored by git) for the
+# next run.
 TEST_WORKERS ?= 2
-PYTEST := NO_ALBUMENTATIONS_UPDATE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PYTEST := NO_ALBUMENTATIONS_UPDATE=1 PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: setup browser
 	$(BYTECODE)
 	$(PYTEST) tests

@@ -88,3 +88,51 @@ def test_the_plan_line_counts_the_jobs_and_spreads_their_estimates_over_the_core
     assert work.plan_line(config, [], clean, 2) == "vcrbench: plan: nothing to run"
     one = work.plan_line(config, [jobs[-1]], clean, 1)
     assert one.startswith("vcrbench: plan: 1 job of 1 rule to run, under a minute on 1 core (")
+
+
+FAILING = """\
+import json, logging
+from vcrbench.plan import snakemake_compat
+
+seen = []
+
+class Record(logging.Filter):
+    def filter(self, record):
+        job = snakemake_compat.failed_job(record)
+        if job is not None:
+            seen.append(["job", job.rule, list(job.logs), job.message])
+        text = snakemake_compat.rule_exception(record)
+        if text is not None:
+            seen.append(["exception", text])
+        return True
+
+logging.getLogger("snakemake.logging").addFilter(Record())
+
+rule fails:
+    output: "out/x.txt"
+    log: "logs/fails.log"
+    shell: "exit 1"
+
+onerror:
+    print("SEEN " + json.dumps(seen), flush=True)
+"""
+
+
+def test_a_failed_jobs_records_read_from_a_real_snakemake(tmp_path):
+    """What Snakemake's logger says of a failed local job (its rule, log and missing message;
+    the CalledProcessError of its command), read through ``failed_job`` and ``rule_exception``
+    as vcrbench.plan.console reads it."""
+    (tmp_path / "Snakefile").write_text(FAILING)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", "--directory", str(tmp_path),
+         "--snakefile", str(tmp_path / "Snakefile")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "SEEN " in out, out[-3000:]
+    seen = json.loads(out.split("SEEN ", 1)[1].splitlines()[0])
+    assert ["job", "fails", ["logs/fails.log"], None] in seen, seen
+    texts = [s[1] for s in seen if s[0] == "exception"]
+    assert any(
+        "CalledProcessError" in t and "returned non-zero exit status 1." in t for t in texts
+    ), seen

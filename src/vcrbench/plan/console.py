@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 
+from vcrbench.plan.snakemake_compat import failed_job, rule_exception
+
 #: The logger Snakemake logs through (``snakemake.logging.logger``).
 SNAKEMAKE_LOGGER = "snakemake.logging"
 
@@ -31,28 +33,22 @@ SNAKEMAKE_LOGGER = "snakemake.logging"
 _EXIT_1 = "returned non-zero exit status 1."
 
 
-def _event(record: logging.LogRecord) -> str | None:
-    """The Snakemake log event of ``record`` (``job_error``, ``error``, …), None if none."""
-    event = getattr(record, "event", None)
-    return getattr(event, "value", event)
-
-
 class OneLineJobErrors(logging.Filter):
-    """See the module docstring."""
+    """See the module docstring. What a record says of a failed job is read by
+    :mod:`vcrbench.plan.snakemake_compat` (the record's fields are not documented)."""
 
     def __init__(self, logger: logging.Logger):
         super().__init__()
         self.logger = logger
 
     def filter(self, record: logging.LogRecord) -> bool:
-        event = _event(record)
-        if event == "job_error" and getattr(record, "rule_msg", "") is None:
-            logs = list(getattr(record, "log", None) or [])
-            where = ", ".join(logs) if logs else "none (the job has no log)"
-            self.logger.error(f"vcrbench: log of the failed job {record.rule_name}: {where}")
+        job = failed_job(record)
+        if job is not None and job.message is None:
+            where = ", ".join(job.logs) if job.logs else "none (the job has no log)"
+            self.logger.error(f"vcrbench: log of the failed job {job.rule}: {where}")
             return False
-        if event == "error" and getattr(record, "exception", None) == "RuleException":
-            text = str(record.msg)
+        text = rule_exception(record)
+        if text is not None:
             return not ("CalledProcessError" in text and _EXIT_1 in text)
         return True
 

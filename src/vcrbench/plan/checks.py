@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from vcrbench.dataset_kinds import DatasetKind, split_kinds
 from vcrbench.errors import (
     ConfigError,
     ConfigErrors,
@@ -19,9 +20,10 @@ from vcrbench.errors import (
 )
 from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
-from vcrbench.layouts import LAYOUT_KINDS, layout_classes, read_zero_shot_split
+from vcrbench.layouts import read_zero_shot_split
 from vcrbench.plan import humans, paths, retrain
 from vcrbench.plan.config import fetched_checkpoint, model_entries, model_settings
+from vcrbench.plan.dataset_kind import dataset_kind
 
 
 def check(config: Mapping, schema_failed: bool = False) -> None:
@@ -72,18 +74,11 @@ def _check_anchor1(config: Mapping) -> None:
 
 
 def _check_dataset(config: Mapping) -> None:
+    """The ``dataset`` block: its kind registered, what the kind needs (``path``, ``labels``, its
+    own check: :mod:`vcrbench.dataset_kinds`), the crop, a tree's classes against the label
+    space, a split only of a kind that ships one, the zero-shot split."""
     ds = config["dataset"]
-    kind = ds["kind"]
-    if kind in ("folder", "imagenet-val"):
-        path = ds["path"]
-        if not path:
-            raise ConfigError(f"config key 'dataset.path': required for dataset.kind {kind!r}")
-        if not Path(path).is_dir():
-            raise ConfigError(f"config key 'dataset.path': folder {path} does not exist")
-    if kind == "folder" and not ds["labels"]:
-        raise ConfigError("config key 'dataset.labels': required for dataset.kind 'folder'")
-    if ds["labels"] and not Path(ds["labels"]).is_file():
-        raise ConfigError(f"config key 'dataset.labels': file {ds['labels']} does not exist")
+    kind = dataset_kind(ds)
     if ds["crop"] > ds["resize"]:
         raise ConfigError(
             f"config key 'dataset.crop': {ds['crop']} exceeds dataset.resize {ds['resize']}"
@@ -95,12 +90,15 @@ def _check_dataset(config: Mapping) -> None:
             f"{ds['crop']}x{ds['crop']} crop)"
         )
     space = dataset_label_space(ds)
-    if kind in LAYOUT_KINDS:
-        _check_layout(ds, space)
-    elif ds["split"] != "all":
+    if kind.classes is not None:
+        _check_own_classes(ds, space, kind)
+    if ds["split"] != "all" and not kind.splits:
+        with_split = split_kinds()
+        only = "the only kind" if len(with_split) == 1 else "the kinds"
         raise ConfigError(
-            f"config key 'dataset.split': {ds['split']!r} needs dataset.kind 'cub200' (the only "
-            f"layout with a train/test split), not {kind!r}"
+            f"config key 'dataset.split': {ds['split']!r} needs dataset.kind "
+            f"{' or '.join(map(repr, with_split))} ({only} with a train/test split), not "
+            f"{kind.name!r}"
         )
     if ds["zero_shot"] is not None:
         zero_shot_classes(ds)
@@ -114,22 +112,19 @@ def dataset_label_space(ds: Mapping) -> LabelSpace:
         raise ConfigError(f"config key 'dataset.label_space': {exc}") from None
 
 
-def _check_layout(ds: Mapping, space: LabelSpace) -> None:
-    kind = ds["kind"]
-    if not ds["path"]:
-        raise ConfigError(f"config key 'dataset.path': required for dataset.kind {kind!r}")
-    if not Path(ds["path"]).is_dir():
-        raise ConfigError(f"config key 'dataset.path': folder {ds['path']} does not exist")
+def _check_own_classes(ds: Mapping, space: LabelSpace, kind: DatasetKind) -> None:
+    """A kind whose tree defines its classes (a layout): the label space is its own, and the
+    tree's classes are the label space's, in order (or, ``ordered_by_label_space``, among them)."""
     if space.is_imagenet1k:
         raise ConfigError(
-            f"config key 'dataset.label_space': dataset.kind {kind!r} has its own classes; give "
-            "them a label space {name, class_names, num_classes} (docs/datasets.md)"
+            f"config key 'dataset.label_space': dataset.kind {kind.name!r} has its own classes; "
+            "give them a label space {name, class_names, num_classes} (docs/datasets.md)"
         )
     try:
-        classes = layout_classes(kind, ds["path"])
+        classes = kind.classes(ds["path"])
     except DatasetError as exc:
         raise ConfigError(f"config key 'dataset.path': {exc}") from None
-    if kind == "sun" and space.class_names is not None:
+    if kind.ordered_by_label_space and space.class_names is not None:
         extra = sorted(set(classes) - set(space.class_names))
         if extra:
             raise ConfigError(
@@ -140,7 +135,7 @@ def _check_layout(ds: Mapping, space: LabelSpace) -> None:
     if len(classes) != space.num_classes:
         raise ConfigError(
             f"config key 'dataset.label_space': label space {space.name!r} has "
-            f"{space.num_classes} classes but the {kind} tree {ds['path']} has {len(classes)}"
+            f"{space.num_classes} classes but the {kind.name} tree {ds['path']} has {len(classes)}"
         )
     if space.class_names is not None and list(space.class_names) != classes:
         k = next(
@@ -148,7 +143,7 @@ def _check_layout(ds: Mapping, space: LabelSpace) -> None:
         )
         raise ConfigError(
             f"config key 'dataset.label_space': class {k} is {space.class_names[k]!r} in the "
-            f"label space but {classes[k]!r} in the {kind} tree (the class order must match)"
+            f"label space but {classes[k]!r} in the {kind.name} tree (the class order must match)"
         )
 
 

@@ -151,26 +151,27 @@ def measurement_params(config: Mapping) -> dict:
     return {"grey": config["vif"]["grey"]} if "grey" in config["vif"] else {}
 
 
-#: Images of the ILSVRC2012 validation set (an ``imagenet-val`` folder without a labels file).
+#: Images the plan counts for a dataset whose listing is not known before it is read (an
+#: ``imagenet-val`` folder without a labels file: the ILSVRC2012 validation set).
 IMAGENET_VAL_IMAGES = 50_000
 
 
 def clean_set_size(config: Mapping) -> int:
     """Images the clean set holds (at most), from the config and the dataset's listing alone.
 
-    The listing is the labels CSV (``folder``, or ``imagenet-val`` with ``dataset.labels``), the
-    embedded image list, or the 50,000 ILSVRC2012 validation images; then ``include``,
-    ``exclude`` and ``limit`` apply. No image is opened and no folder listed, so the plan (and
-    with it the ImageNet-C shards) is static from the config; it is exact but for images skipped
-    as unreadable (``on_error: skip``) or an ``imagenet-val`` folder holding a subset.
+    The listing is the one the dataset's kind registers (the embedded image list), else the
+    labels CSV (``folder``, or ``imagenet-val`` with ``dataset.labels``), else the 50,000
+    ILSVRC2012 validation images; then ``include``, ``exclude`` and ``limit`` apply. No image is
+    opened and no folder listed, so the plan (and with it the ImageNet-C shards) is static from
+    the config; it is exact but for images skipped as unreadable (``on_error: skip``) or an
+    ``imagenet-val`` folder holding a subset.
     """
+    from vcrbench.datasets import DATASET_KINDS
+
     ds = config["dataset"]
-    if ds["kind"] == "embedded":
-        import pandas as pd
-
-        from vcrbench.datasets import embedded_labels_path
-
-        known = pd.read_csv(embedded_labels_path(), comment="#")["image_id"].astype(str).tolist()
+    listing = DATASET_KINDS[ds["kind"]].listing
+    if listing is not None:
+        known = listing(ds)
     elif ds["labels"]:
         from vcrbench.errors import DatasetError
         from vcrbench.listing import read_labels_file

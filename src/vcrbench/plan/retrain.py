@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from pathlib import Path
 
 from vcrbench.errors import ConfigError, did_you_mean
 from vcrbench.models.sources import SOURCES, get_source
@@ -107,21 +106,13 @@ def retrain_settings(config: Mapping) -> dict:
 
 
 def check(config: Mapping) -> dict:
-    """:func:`retrain_settings`, plus the pool's files when retraining is on (they must exist
-    before any job starts). Returns the settings."""
+    """:func:`retrain_settings`, plus the pool's kind (one that can be the pool, always) and,
+    when retraining is on, what the kind needs of the pool (its files must exist before any job
+    starts; :func:`vcrbench.plan.dataset_kind.dataset_kind`). Returns the settings."""
+    from vcrbench.plan.dataset_kind import dataset_kind
+
     out = retrain_settings(config)
-    if not out["runs"]:
-        return out
-    pool = out["pool"]
-    if pool["kind"] in ("folder", "imagenet-val"):
-        if not pool["path"]:
-            raise _error("retrain.pool.path", f"required for retrain.pool.kind {pool['kind']!r}")
-        if not Path(pool["path"]).is_dir():
-            raise _error("retrain.pool.path", f"folder {pool['path']} does not exist")
-    if pool["kind"] == "folder" and not pool["labels"]:
-        raise _error("retrain.pool.labels", "required for retrain.pool.kind 'folder'")
-    if pool["labels"] and not Path(pool["labels"]).is_file():
-        raise _error("retrain.pool.labels", f"file {pool['labels']} does not exist")
+    dataset_kind(out["pool"], "retrain.pool", needs=bool(out["runs"]))
     return out
 
 

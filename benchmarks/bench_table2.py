@@ -87,6 +87,7 @@ from vcrbench.datasets import (  # noqa: E402
 )
 from vcrbench.labels import imagenet_to_16  # noqa: E402
 from vcrbench.seeding import derive_seed  # noqa: E402
+from vcrbench.settings import VifSettings  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
 from vcrbench.vocab import (  # noqa: E402
     CASTS,
@@ -153,7 +154,8 @@ def pipeline_key(
 def delta_v_by(metric: str, clean: np.ndarray, shown: np.ndarray, grey: str) -> float:
     """Δv of one uint8 pair by ``metric`` (:data:`METRICS`), clipped to [0, 1]."""
     if metric == "vif":
-        return float(measure.visual_change(clean[None], shown[None], grey=grey)[1][0])
+        settings = VifSettings(grey=grey)
+        return float(measure.visual_change(clean[None], shown[None], settings)[1][0])
     if metric.startswith("vif"):
         from vcrbench import vif
 

@@ -25,6 +25,7 @@ import yaml
 from vcrbench import io
 from vcrbench.corruptions import domains, get_corruption, list_corruptions
 from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.settings import VifSettings
 from vcrbench.vif import delta_v
 
 HEADER = """\
@@ -54,7 +55,7 @@ def measure(
     c, clean: np.ndarray, params: dict, within: str = "domain", seed: int = 7
 ) -> np.ndarray:
     out = np.stack([c.apply(img, params, seed + i, within=within) for i, img in enumerate(clean)])
-    return delta_v(clean, out, variant="kumar")[1]
+    return delta_v(clean, out, VifSettings(variant="kumar"))[1]
 
 
 def at_path(c, t: float, side: float | None) -> dict:

@@ -19,7 +19,7 @@ MAX_LINES = 500
 
 #: The library's layers, lowest first: a module may import its own layer and those below it.
 LAYERS = [
-    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "provenance", "kappa"},  # foundation (leaves)
+    {"errors", "vocab", "seeding", "io", "logs", "bins", "schema", "settings", "provenance", "kappa"},  # foundation (leaves)
     {"vif", "corruptions", "labels", "runtime", "defenses", "dataset_kinds"},  # registries and primitives
     {"datasets", "imagefiles", "layouts", "listing", "models", "measure"},  # inputs: images, labels, models, Δv
     {"sampling", "sampling_dvuniform", "sampling_stratified", "testset", "coverage"},  # stage I: test sets

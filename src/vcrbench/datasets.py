@@ -217,14 +217,14 @@ def prepare_clean_set(
     limit: int | None = None,
     exif_transpose: bool = False,
     stored_path: str | os.PathLike | None = None,
-    stored_max_side: int = 512,
+    stored_max_side: int | None = None,
 ) -> pd.DataFrame:
     """Decode, resize and crop every image of ``dataset`` into the clean set (``exif_transpose``:
     see :func:`load_image`).
 
     ``stored_path`` (``dataset.resolution: stored``; ``stored.npy`` beside ``images_path``): also
-    keep every image at its stored resolution (:func:`bounded_size` with ``stored_max_side``)
-    there, each in the
+    keep every image at its stored resolution (:func:`bounded_size` with ``stored_max_side``,
+    ``dataset.stored_max_side``, which ``stored_path`` needs) there, each in the
     top-left corner of a ``stored_max_side``² slot, its size in the index's ``stored_height`` and
     ``stored_width``; the crops of ``images_path`` are then made from those stored images, as the
     corrupted ones will be (:func:`vcrbench.measure.corrupt_stored`).
@@ -243,6 +243,8 @@ def prepare_clean_set(
     if len(dataset) == 0:
         raise DatasetError("the dataset holds no images")
 
+    if stored_path is not None and stored_max_side is None:
+        raise ValueError("stored_path needs stored_max_side (dataset.stored_max_side)")
     if stored_path is not None and Path(stored_path) != Path(images_path).with_name(CLEAN_STORED):
         raise ValueError(
             f"stored_path must be {CLEAN_STORED} beside images_path "
@@ -414,19 +416,15 @@ class CleanSet:
 
     images_path: Path
     index: pd.DataFrame
-    #: The grey conversion before VIF of every Δv measured on this set (``vif.grey``).
-    grey: str = "float"
     #: ``(resize, crop)`` the models' view is made with (from the index's metadata).
     view: tuple[int, int] = (256, 224)
 
     @classmethod
-    def open(
-        cls, images_path: str | os.PathLike, index_path: str | os.PathLike, grey: str = "float"
-    ) -> CleanSet:
+    def open(cls, images_path: str | os.PathLike, index_path: str | os.PathLike) -> CleanSet:
         index = io.read_parquet(index_path)
         meta = io.read_metadata(index_path)
         view = (int(meta.get("resize", 256)), int(meta.get("crop", 224)))
-        return cls(Path(images_path), index.set_index("image_id", drop=False), grey, view)
+        return cls(Path(images_path), index.set_index("image_id", drop=False), view)
 
     @property
     def stored(self) -> bool:

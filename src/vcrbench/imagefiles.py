@@ -210,13 +210,13 @@ def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) ->
     return np.ascontiguousarray(out)
 
 
-def bounded_size(image: np.ndarray, max_side: int | None = 512, min_side: int = 72) -> np.ndarray:
+def bounded_size(image: np.ndarray, max_side: int | None, min_side: int = 72) -> np.ndarray:
     """The image at its stored resolution, its longer side at most ``max_side`` (``None``: no
     bound) and its shorter side at least ``min_side`` (bilinear, antialiased, the aspect ratio
     kept; unchanged where both hold). The VCR authors' generator corrupts and measures the
     full-resolution file; ILSVRC2012's validation images are mostly 500 pixels on the longer side,
-    so 512 keeps nearly all of them as stored and bounds memory and time for the rest
-    (``dataset.stored_max_side``). ``min_side``: VIF's smallest side (:func:`vcrbench.vif.min_side`,
+    so the schema's default of ``dataset.stored_max_side`` (512) keeps nearly all of them as
+    stored and bounds memory and time for the rest. ``min_side``: VIF's smallest side (:func:`vcrbench.vif.min_side`,
     72), below which the authors' VIF fails; such images are enlarged to it."""
     if max_side is not None and max_side < min_side:
         raise ValueError(f"max_side must be at least min_side={min_side} or None, not {max_side}")

@@ -58,6 +58,7 @@ from vcrbench import measure, schema
 from vcrbench.corruptions import Corruption
 from vcrbench.sampling_dvuniform import dv_uniform_params
 from vcrbench.seeding import derive_seed, image_sequence, rng
+from vcrbench.settings import VifSettings
 from vcrbench.vocab import param_column
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ MODES = ("parameter-uniform", "dv-uniform", "dv-stratified")
 #: Options of dv-uniform mode and their defaults (config: sampling.options), from the schema's
 #: ``$defs/dv_uniform_options`` (``min_count`` None: ``scaled_min_count(n_samples)``).
 DV_UNIFORM_DEFAULTS = schema.definition_defaults("dv_uniform_options")
+#: The schema's ``vif`` defaults, for direct library use (a workflow job passes its own).
+_DEFAULT_VIF = VifSettings()
 
 
 # --------------------------------------------------------------------------- the manifest
@@ -96,7 +99,7 @@ def make_manifest(
     shard_size: int,
     seed: int,
     mode: str = "dv-uniform",
-    vif_variant: str = "kumar",
+    vif_settings: VifSettings = _DEFAULT_VIF,
     **opts,
 ) -> pd.DataFrame:
     """The samples of one corruption's test set (see the module docstring).
@@ -110,8 +113,9 @@ def make_manifest(
         Root seed; every draw is derived from it and names.
     mode : ``"parameter-uniform"``, ``"dv-uniform"`` or ``"dv-stratified"``
         (:mod:`vcrbench.sampling_stratified`)
-    vif_variant : str
-        VIF variant of the pilot's Δv (dv-uniform).
+    vif_settings : VifSettings
+        How the Δv of dv-uniform's pilot and dv-stratified's candidates is measured (the config's
+        ``vif`` block; the shards measure theirs with the same).
     **opts
         dv-uniform options, see ``DV_UNIFORM_DEFAULTS``.
 
@@ -138,7 +142,7 @@ def make_manifest(
     if mode == "dv-stratified":
         options = {k: opts.get(k, v) for k, v in STRATIFIED_DEFAULTS.items()}
         return _dv_stratified(
-            corruption, clean_set, n_samples, shard_size, seed, vif_variant, options
+            corruption, clean_set, n_samples, shard_size, seed, vif_settings, options
         )
 
     rows = image_sequence(clean_set, n_samples, seed)
@@ -154,7 +158,7 @@ def make_manifest(
     else:
         options = {**DV_UNIFORM_DEFAULTS, **opts}
         params, target, info = dv_uniform_params(
-            corruption, clean_set, frame, seed, vif_variant, options
+            corruption, clean_set, frame, seed, vif_settings, options
         )
     for name in corruption.param_names:
         frame[param_column(name)] = np.asarray(params[name], dtype=np.float64)
@@ -164,7 +168,7 @@ def make_manifest(
     return frame
 
 
-def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_variant, options):
+def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_settings, options):
     """dv-stratified manifest: candidates drawn as parameter-uniform samples (candidate k shows
     image k of the sequence with seed k), kept by :mod:`vcrbench.sampling_stratified`."""
     from vcrbench.sampling_stratified import stratified_draws
@@ -177,7 +181,7 @@ def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_variant, opti
         rows = image_sequence(clean_set, stop, seed)[start:]
         seeds = sample_seeds(seed, corruption.name, range(start, stop))
         dv = measure.samples_dv(
-            corruption, clean_set, ids[rows], params, seeds, vif_variant, device, batch_size
+            corruption, clean_set, ids[rows], params, seeds, vif_settings, device, batch_size
         )
         return rows, dv
 

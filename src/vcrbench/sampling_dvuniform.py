@@ -19,6 +19,7 @@ from vcrbench import measure
 from vcrbench.bins import counts_per_bin, scaled_min_count
 from vcrbench.corruptions import Corruption
 from vcrbench.seeding import rng
+from vcrbench.settings import VifSettings
 from vcrbench.vocab import N_BINS
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,7 @@ def dv_uniform_params(
     clean_set,
     frame: pd.DataFrame,
     seed: int,
-    vif_variant: str,
+    vif_settings: VifSettings,
     options: Mapping,
 ):
     """dv-uniform parameters of the samples of ``frame``, their target Δv and the pilot's
@@ -142,7 +143,7 @@ def dv_uniform_params(
     sides = {p: gen_side.random(n) for p in corruption.param_names}
     gen_t = rng(seed, "manifest", name, "pilot")
     gen_target = rng(seed, "manifest", name, "targets")
-    draw = _DvUniformDraw(corruption, clean_set, frame, sides, vif_variant, options)
+    draw = _DvUniformDraw(corruption, clean_set, frame, sides, vif_settings, options)
 
     first = draw.first_round(pilot_first, gen_t)
     used, rounds = draw.refine(first, pilot_first, gen_target)
@@ -167,10 +168,10 @@ class _DvUniformDraw:
     """One dv-uniform draw under way: each sample's path position ``t``, its target Δv
     (``target``) and its measured Δv (``dv``), NaN until set, and the steps that set them."""
 
-    def __init__(self, corruption, clean_set, frame, sides, vif_variant, options):
+    def __init__(self, corruption, clean_set, frame, sides, vif_settings, options):
         n = len(frame)
         self.corruption, self.clean_set, self.sides = corruption, clean_set, sides
-        self.vif_variant, self.options = vif_variant, options
+        self.vif_settings, self.options = vif_settings, options
         self.min_points = int(options["min_points_per_image"])
         self.t = np.full(n, np.nan)
         self.target = np.full(n, np.nan)
@@ -188,7 +189,7 @@ class _DvUniformDraw:
             self.images[sel],
             params,
             self.seeds[sel],
-            self.vif_variant,
+            self.vif_settings,
             self.options["device"],
             int(self.options["batch_size"]),
         )

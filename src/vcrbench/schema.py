@@ -6,7 +6,9 @@ read the same defaults. :func:`validate` checks a whole config and fills in ever
 Snakemake's ``validate`` does, with messages that name the key); :func:`validate_block` does the
 same for one block (``figures``, ``estimation`` …) of a library caller that has no whole config;
 :func:`defaults` gives a block's defaults, :func:`definition_defaults` those of a ``$defs`` entry
-(option sets that are not filled into the config, e.g. ``dv_uniform_options``).
+(option sets that are not filled into the config, e.g. ``dv_uniform_options``), and
+:func:`default_of` one key's, also where the key's default is not filled in (``absent_default``:
+``vif.grey``, ``dataset.resolution``, ``dataset.stored_max_side``).
 """
 
 from __future__ import annotations
@@ -128,3 +130,46 @@ def definition_defaults(name: str) -> dict:
         raise ConfigError(f"schema: no definition {name!r}")
     props = entry.get("properties", {})
     return {key: copy.deepcopy(sub["default"]) for key, sub in props.items() if "default" in sub}
+
+
+#: The annotation of a key whose default is not filled into the config (so that a config without
+#: the key gives its jobs the params, and so the hashes, they always had): the validator ignores
+#: it, :func:`default_of` reads it.
+ABSENT_DEFAULT = "absent_default"
+
+
+def _node(path: str) -> dict:
+    node, parts = _load(None), path.split(".")
+    if parts[0] == "$defs":
+        node, parts = (node.get("$defs", {}).get(parts[1]) if len(parts) > 1 else None), parts[2:]
+    for part in parts:
+        if not isinstance(node, dict):
+            break
+        node = (
+            node.get("additionalProperties")
+            if part == "*"
+            else node.get("properties", {}).get(part)
+        )
+    if not isinstance(node, dict):
+        raise ConfigError(f"config key {path!r}: not in the schema")
+    return node
+
+
+def default_of(path: str):
+    """The default of the key at ``path`` (``vif.variant``, ``retrain.runs.*.lr``,
+    ``$defs.dv_uniform_options.bins``): its ``default``, or its ``absent_default`` where
+    validation leaves the key out (``vif.grey``); a :class:`~vcrbench.errors.ConfigError` names a
+    key that is not in the schema or has neither."""
+    node = _node(path)
+    for keyword in ("default", ABSENT_DEFAULT):
+        if keyword in node:
+            return copy.deepcopy(node[keyword])
+    raise ConfigError(f"config key {path!r}: the schema gives it no default")
+
+
+def enum_of(path: str) -> tuple:
+    """The values the key at ``path`` may take (its ``enum``), in the schema's order."""
+    node = _node(path)
+    if "enum" not in node:
+        raise ConfigError(f"config key {path!r}: the schema lists no values for it")
+    return tuple(node["enum"])

@@ -26,9 +26,13 @@ from vcrbench import io, measure
 from vcrbench.bins import bin_index
 from vcrbench.corruptions import Corruption
 from vcrbench.seeding import derive_seed
+from vcrbench.settings import VifSettings
 from vcrbench.vocab import N_BINS, PARAM_PREFIX, param_column
 
 log = logging.getLogger(__name__)
+
+#: The schema's ``vif`` defaults, for direct library use (a workflow job passes its own).
+_DEFAULT = VifSettings()
 
 
 def _check_manifest_params(manifest: pd.DataFrame, corruption: Corruption) -> list[str]:
@@ -66,7 +70,7 @@ def _sample_rows(
     clean_set,
     rows: pd.DataFrame,
     param_cols: Sequence[str],
-    vif_variant: str,
+    vif_settings: VifSettings,
     device,
     batch_size: int,
     within: str,
@@ -82,7 +86,7 @@ def _sample_rows(
             params = {c[len(PARAM_PREFIX) :]: chunk[c].to_numpy() for c in param_cols}
             corrupted, vif, dv = measure.corrupt_and_measure(
                 corruption, clean_set, chunk["image_id"].tolist(), params,
-                chunk["seed"].to_numpy(), within, vif_variant, device,
+                chunk["seed"].to_numpy(), within, vif_settings, device,
             )  # fmt: skip
             height, width = corrupted.shape[1:3]
             columns = {
@@ -112,11 +116,12 @@ def generate_shard(
     clean_set,
     corruption: Corruption,
     out_path: str | os.PathLike,
-    vif_variant: str = "kumar",
+    vif_settings: VifSettings = _DEFAULT,
     device=None,
     batch_size: int = 64,
 ) -> Path:
-    """Write shard ``shard`` of ``manifest``: corrupted images with VIF, Δv and bin.
+    """Write shard ``shard`` of ``manifest``: corrupted images with VIF, Δv and bin, measured as
+    ``vif_settings`` (the config's ``vif`` block) says.
 
     Columns: ``sample_id, image_id, label, corruption, param.<name>…, seed, vif, dv, bin, height,
     width, image``; each row carries its own seed (from the manifest). Parameters are checked
@@ -137,7 +142,7 @@ def generate_shard(
         clean_set,
         rows,
         out_path,
-        vif_variant,
+        vif_settings,
         device,
         batch_size,
         "domain",
@@ -205,7 +210,7 @@ def generate_imagenet_c_shard(
     shard_size: int,
     n_shards: int,
     out_path: str | os.PathLike,
-    vif_variant: str = "kumar",
+    vif_settings: VifSettings = _DEFAULT,
     seed: int = 0,
     n_images: int | None = None,
     device=None,
@@ -237,7 +242,7 @@ def generate_imagenet_c_shard(
     meta = {"n_images": n, "shard": int(shard), "n": len(rows)}
     label = f"shard {shard}"
     return _write_imagenet_c(
-        corruption, clean_set, rows, out_path, vif_variant, device, batch_size, label, meta
+        corruption, clean_set, rows, out_path, vif_settings, device, batch_size, label, meta
     )
 
 
@@ -245,7 +250,7 @@ def generate_imagenet_c(
     corruption: Corruption,
     clean_set,
     out_path: str | os.PathLike,
-    vif_variant: str = "kumar",
+    vif_settings: VifSettings = _DEFAULT,
     seed: int = 0,
     n_images: int | None = None,
     device=None,
@@ -261,12 +266,12 @@ def generate_imagenet_c(
     rows = imagenet_c_rows(corruption, clean_set, seed, n_images)
     meta = {"n_images": len(rows) // len(corruption.imagenet_c)}
     return _write_imagenet_c(
-        corruption, clean_set, rows, out_path, vif_variant, device, batch_size, "", meta
+        corruption, clean_set, rows, out_path, vif_settings, device, batch_size, "", meta
     )
 
 
 def _write_imagenet_c(
-    corruption, clean_set, rows, out_path, vif_variant, device, batch_size, label, meta
+    corruption, clean_set, rows, out_path, vif_settings, device, batch_size, label, meta
 ) -> Path:
     """Write ImageNet-C rows: parameters checked against their limits (a config may narrow the
     sampled domain below the severities), ``severity`` kept; ImageNet-C's function whatever
@@ -276,7 +281,7 @@ def _write_imagenet_c(
         clean_set,
         rows,
         out_path,
-        vif_variant,
+        vif_settings,
         device,
         batch_size,
         "limits",
@@ -291,7 +296,7 @@ def _write_set(
     clean_set,
     rows: pd.DataFrame,
     out_path: str | os.PathLike,
-    vif_variant: str,
+    vif_settings: VifSettings,
     device,
     batch_size: int,
     within: str,
@@ -305,7 +310,7 @@ def _write_set(
         clean_set,
         rows,
         corruption.param_columns,
-        vif_variant,
+        vif_settings,
         device,
         batch_size,
         within,
@@ -313,6 +318,11 @@ def _write_set(
         desc=desc,
     )
     schema = _schema(corruption, extra=[(c, pa.int64()) for c in extra])
-    meta = {"corruption": corruption.describe(), "vif_variant": vif_variant, "bins": N_BINS, **meta}
-    meta.update(measure.pipeline_of(clean_set))
+    meta = {
+        "corruption": corruption.describe(),
+        "vif_variant": vif_settings.variant,
+        "bins": N_BINS,
+        **meta,
+    }
+    meta.update(measure.pipeline_of(clean_set, vif_settings))
     return io.write_image_batches(out_path, schema, batches, meta)

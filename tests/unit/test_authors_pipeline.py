@@ -22,11 +22,13 @@ from vcrbench.datasets import (
     CleanSet,
     bounded_size,
     prepare_clean_set,
+    read_embedded_dataset,
     resize_center_crop,
 )
 from vcrbench.errors import ConfigError
 from vcrbench.listing import dataset_frame
 from vcrbench.plan import config as cfg
+from vcrbench.settings import VifSettings
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -82,7 +84,7 @@ def test_delta_v_with_uint8_grey_is_vif_of_the_rounded_images():
     a = _photo(96, 96, 1)
     b = np.clip(a.astype(int) + 9, 0, 255).astype(np.uint8)
     want = vif.vif(vif.grey_uint8(a).astype(float), vif.grey_uint8(b).astype(float))
-    got_vif, got_dv = vif.delta_v(a, b, grey_conversion="uint8")
+    got_vif, got_dv = vif.delta_v(a, b, VifSettings(grey="uint8"))
     assert got_vif == pytest.approx(want, abs=1e-12)
     assert got_dv != pytest.approx(vif.delta_v(a, b)[1], abs=1e-9)  # the float grey differs
 
@@ -155,29 +157,32 @@ def test_stored_pipeline_corrupts_and_measures_at_the_stored_size_and_shows_the_
         assert np.array_equal(shown[i], resize_center_crop(corrupted))
         assert dv[i] == pytest.approx(measure.visual_change(full[None], corrupted[None])[1][0])
     assert not np.allclose(dv, dv_crop)  # the same blur changes a larger image less
-    assert measure.pipeline_of(stored) == {"resolution": "stored"}
-    assert measure.pipeline_of(crop) == {}
+    assert measure.pipeline_of(stored, VifSettings()) == {"resolution": "stored"}
+    assert measure.pipeline_of(crop, VifSettings()) == {}
 
 
-def test_the_clean_set_passes_its_grey_conversion_to_every_measurement(photos, tmp_path):
+def test_the_vif_settings_reach_every_measurement(photos, tmp_path):
     _, crop, _ = _clean_sets(photos, tmp_path)
     ids = crop.image_ids[:2]
     c = get_corruption("brightness", {"domain_set": "paper"})
     params, seeds = {p: np.full(2, np.mean(d)) for p, d in c.domain.items()}, np.arange(2)
-    uint8 = CleanSet(crop.images_path, crop.index, grey="uint8")
-    _, _, dv = measure.corrupt_and_measure(c, uint8, ids, params, seeds)
+    uint8 = VifSettings(grey="uint8")
+    _, _, dv = measure.corrupt_and_measure(c, crop, ids, params, seeds, vif_settings=uint8)
     shown, _, dv_float = measure.corrupt_and_measure(c, crop, ids, params, seeds)
-    want = measure.visual_change(crop.images(ids), shown, grey="uint8")[1]
+    want = measure.visual_change(crop.images(ids), shown, uint8)[1]
     assert np.allclose(dv, want) and not np.allclose(dv, dv_float)
-    assert measure.pipeline_of(uint8) == {"grey": "uint8"}
+    assert measure.pipeline_of(crop, uint8) == {"grey": "uint8"}
+    assert measure.pipeline_of(crop, VifSettings()) == {}
 
 
 def test_manifests_and_shards_of_a_stored_clean_set_follow_its_pipeline(photos, tmp_path):
     _, _, stored = _clean_sets(photos, tmp_path)
-    stored = CleanSet(stored.images_path, stored.index, grey="uint8", view=stored.view)
+    uint8 = VifSettings(grey="uint8")
     c = get_corruption("gaussian_noise", {"domain_set": "paper"})
-    manifest = sampling.make_manifest(c, stored, 6, 3, seed=5, mode="dv-stratified")
-    path = testset.generate_shard(manifest, 0, stored, c, tmp_path / "shard.parquet")
+    manifest = sampling.make_manifest(
+        c, stored, 6, 3, seed=5, mode="dv-stratified", vif_settings=uint8
+    )
+    path = testset.generate_shard(manifest, 0, stored, c, tmp_path / "shard.parquet", uint8)
     shard = io.read_parquet(path)
     rows = manifest[manifest["shard"] == 0]
     assert (shard["height"] == 224).all() and (shard["width"] == 224).all()
@@ -186,7 +191,7 @@ def test_manifests_and_shards_of_a_stored_clean_set_follow_its_pipeline(photos, 
     first = rows.iloc[0]
     full = stored.stored_image(first["image_id"])
     corrupted = c.apply(full, {"sigma": first["param.sigma"]}, int(first["seed"]))
-    want = measure.visual_change(full[None], corrupted[None], grey="uint8")[1][0]
+    want = measure.visual_change(full[None], corrupted[None], uint8)[1][0]
     assert shard["dv"].iloc[0] == pytest.approx(want)
     assert io.read_metadata(path)["resolution"] == "stored"
     assert io.read_metadata(path)["grey"] == "uint8"
@@ -210,6 +215,10 @@ def test_the_options_default_off_and_leave_the_jobs_params_as_they_were():
     assert cfg.resolution(config) == "crop" and cfg.grey(config) == "float"
     assert cfg.measurement_params(config) == {} and cfg.stored_max_side(config) is None
     assert plan.Plan(config).clean_stored_output() == {}
+    # the jobs type the settings back from their params: the schema's defaults
+    params = {**cfg.measurement_params(config), "vif_variant": config["vif"]["variant"]}
+    assert VifSettings.of_job(params) == cfg.vif_settings(config) == VifSettings()
+    assert VifSettings() == VifSettings(variant="kumar", grey="float")
 
 
 def test_the_authors_pipeline_is_two_keys():
@@ -217,6 +226,27 @@ def test_the_authors_pipeline_is_two_keys():
     assert cfg.stored_max_side(config) == 512
     assert cfg.measurement_params(config) == {"grey": "uint8"}
     assert plan.Plan(config).clean_stored_output() == {"stored": "results/dataset/stored.npy"}
+    params = {**cfg.measurement_params(config), "vif_variant": "vifvec"}
+    assert VifSettings.of_job(params) == VifSettings(variant="vifvec", grey="uint8")
+    assert cfg.vif_settings(config) == VifSettings(grey="uint8")
+
+
+def test_vif_settings_refuse_a_value_the_schema_does_not_list():
+    with pytest.raises(ValueError, match=r"grey conversion must be one of \['float', 'uint8'\]"):
+        VifSettings(grey="uint16")
+    with pytest.raises(ValueError, match="vif variant must be one of"):
+        VifSettings(variant="vifp")
+    with pytest.raises(TypeError, match="must be a vcrbench.settings.VifSettings, not dict"):
+        vif.delta_v(_photo(80, 80, 1), _photo(80, 80, 2), {"grey": "uint8"})
+
+
+def test_a_stored_clean_set_needs_its_bound(tmp_path):
+    records = read_embedded_dataset().iloc[:2]
+    with pytest.raises(ValueError, match=r"needs stored_max_side \(dataset.stored_max_side\)"):
+        prepare_clean_set(
+            records, tmp_path / "images.npy", tmp_path / "index.parquet",
+            stored_path=tmp_path / CLEAN_STORED,
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -619,13 +619,14 @@ def test_motion_blur_line_is_reproducible_from_its_recorded_parameters(clean_set
 
 
 def test_motion_blur_line_dv_grows_with_the_kernel(image224):
+    from vcrbench.settings import VifSettings
     from vcrbench.vif import delta_v
 
     c = get_corruption("motion_blur_line")
     diagonal = {"x0": 1.0, "y0": 1.0, "x1": 1.0, "y1": 1.0}
     sizes = [3.0, 7.0, 15.0, 31.0, 49.0]
     out = np.stack([c.apply(image224, {"ksize": k, **diagonal}, 0) for k in sizes])
-    dv = delta_v(np.repeat(image224[None], len(sizes), 0), out, variant="kumar")[1]
+    dv = delta_v(np.repeat(image224[None], len(sizes), 0), out, VifSettings(variant="kumar"))[1]
     assert np.all(np.diff(dv) > 0) and dv[0] < 0.4 and dv[-1] > 0.8, dv
 
 

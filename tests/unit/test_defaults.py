@@ -174,13 +174,6 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
-    "vcrbench.measure:visual_change": {"vif_variant": "vif.variant"},
-    "vcrbench.measure:corrupt_stored": {
-        "resize": "dataset.resize",
-        "crop": "dataset.crop",
-        "vif_variant": "vif.variant",
-    },
-    "vcrbench.measure:corrupt_and_measure": {"vif_variant": "vif.variant"},
     "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
     "vcrbench.metrics:compare": {
         "level": "estimation.level",
@@ -200,7 +193,8 @@ TIED: dict[str, dict[str, str]] = {
         "seed": "seed",
     },
     "vcrbench.runtime:resolve_device": {"device": "inference.device"},
-    "vcrbench.sampling:make_manifest": {"mode": "sampling.mode", "vif_variant": "vif.variant"},
+    "vcrbench.sampling:make_manifest": {"mode": "sampling.mode"},
+    "vcrbench.settings:VifSettings.__init__": {"variant": "vif.variant", "grey": "vif.grey"},
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
     **{
         f"vcrbench.{function}": {
@@ -237,17 +231,9 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },
-    "vcrbench.testset:generate_shard": {"vif_variant": "vif.variant"},
-    "vcrbench.testset:generate_imagenet_c_shard": {
-        "vif_variant": "vif.variant",
-        "seed": "seed",
-    },
-    "vcrbench.testset:generate_imagenet_c": {
-        "vif_variant": "vif.variant",
-        "seed": "seed",
-    },
+    "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
+    "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
     "vcrbench.vif:vif": {"variant": "vif.variant"},
-    "vcrbench.vif:delta_v": {"variant": "vif.variant"},
     "vcrbench.zeroshot:class_table": {"n_bins": "estimation.bins"},
     "vcrbench.zeroshot:transition_table": {"n_bins": "estimation.bins"},
     "vcrbench.zeroshot:write_zero_shot_tables": {"n_bins": "estimation.bins"},
@@ -347,22 +333,17 @@ ALIASES = {"n_bins": "bins", "vif_variant": "variant"}
 
 
 def schema_default(path: str):
-    """The schema's default of the key at ``path`` (``estimation.n_boot``, ``$defs.x.key``)."""
-    parts = path.split(".")
-    node = schema.schema()
-    if parts[0] == "$defs":
-        node, parts = node["$defs"][parts[1]], parts[2:]
-    for part in parts:
-        node = node["additionalProperties"] if part == "*" else node["properties"][part]
-    assert "default" in node, f"schema key {path} has no default"
-    return node["default"]
+    """The schema's default of the key at ``path`` (``estimation.n_boot``, ``$defs.x.key``; a
+    default that is not filled in, ``vif.grey``'s ``absent_default``, too)."""
+    return schema.default_of(path)
 
 
 def _leaves(node, path=()):
     if not isinstance(node, dict):
         return
-    if "default" in node and path:
-        yield ".".join(path), node["default"]
+    for keyword in ("default", schema.ABSENT_DEFAULT):
+        if keyword in node and path:
+            yield ".".join(path), node[keyword]
     for key, sub in (node.get("properties") or {}).items():
         yield from _leaves(sub, (*path, key))
     if isinstance(node.get("additionalProperties"), dict):

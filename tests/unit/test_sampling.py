@@ -18,7 +18,7 @@ def darken(image, params, rng):
 def fake_dv(monkeypatch):
     """Δv := (1 - mean(corrupted)/mean(clean))^4 for ``darken``: a^4, far from uniform in a."""
 
-    def fake(clean, corrupted, vif_variant="kumar", device=None, grey="float"):
+    def fake(clean, corrupted, vif_settings=None, device=None):
         ratio = corrupted.reshape(len(clean), -1).mean(1) / clean.reshape(len(clean), -1).mean(1)
         dv = np.clip(1.0 - ratio, 0.0, 1.0) ** 4
         return 1.0 - dv, dv

@@ -10,16 +10,12 @@ with job.run(snakemake):
     p = snakemake.params
     testset.generate_imagenet_c_shard(
         get_corruption(snakemake.wildcards.corruption, p.corruption),
-        CleanSet.open(
-            snakemake.input.images,
-            snakemake.input.index,
-            grey=snakemake.params.get("grey", "float"),
-        ),
+        CleanSet.open(snakemake.input.images, snakemake.input.index),
         shard=int(snakemake.wildcards.shard),
         shard_size=p.shard_size,
         n_shards=p.n_shards,
         out_path=snakemake.output[0],
-        vif_variant=p.vif_variant,
+        vif_settings=job.vif_settings(snakemake),
         seed=p.seed,
         n_images=p.n_images,
     )

@@ -11,12 +11,8 @@ with job.run(snakemake):
     testset.generate_shard(
         io.read_parquet(snakemake.input.manifest),
         shard=int(snakemake.wildcards.shard),
-        clean_set=CleanSet.open(
-            snakemake.input.images,
-            snakemake.input.index,
-            grey=snakemake.params.get("grey", "float"),
-        ),
+        clean_set=CleanSet.open(snakemake.input.images, snakemake.input.index),
         corruption=corruption,
         out_path=snakemake.output[0],
-        vif_variant=snakemake.params.vif_variant,
+        vif_settings=job.vif_settings(snakemake),
     )

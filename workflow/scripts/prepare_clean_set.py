@@ -2,8 +2,8 @@
 images with ``dataset.resolution: stored``)."""
 
 from vcrbench import datasets
+from vcrbench.plan import config as cfg
 from vcrbench.plan import job
-from vcrbench.plan.config import DEFAULT_STORED_MAX_SIDE
 
 with job.run(snakemake):
     ds = snakemake.params.dataset
@@ -22,5 +22,5 @@ with job.run(snakemake):
         limit=ds["limit"],
         exif_transpose=ds["exif_transpose"],
         stored_path=snakemake.output.get("stored"),
-        stored_max_side=ds.get("stored_max_side", DEFAULT_STORED_MAX_SIDE),
+        stored_max_side=cfg.stored_max_side({"dataset": ds}),  # None unless resolution: stored
     )

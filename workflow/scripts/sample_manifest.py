@@ -9,9 +9,7 @@ with job.run(snakemake):
     logs.set_threads(snakemake.threads)
     p = snakemake.params
     corruption = get_corruption(snakemake.wildcards.corruption, p.corruption)
-    clean = CleanSet.open(
-        snakemake.input.images, snakemake.input.index, grey=snakemake.params.get("grey", "float")
-    )
+    clean = CleanSet.open(snakemake.input.images, snakemake.input.index)
     manifest = sampling.make_manifest(
         corruption,
         clean,
@@ -19,7 +17,7 @@ with job.run(snakemake):
         shard_size=p.shard_size,
         seed=p.seed,
         mode=p.mode,
-        vif_variant=p.vif_variant,
+        vif_settings=job.vif_settings(snakemake),
         **p.options,
     )
     io.write_parquet(manifest, snakemake.output[0])

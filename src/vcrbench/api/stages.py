@@ -24,8 +24,8 @@ from vcrbench.humans.curves import HumanFit
 from vcrbench.plan import Plan, paths
 from vcrbench.plan import config as cfg
 from vcrbench.plan import humans as plan_humans
-from vcrbench.plan.config import DEFAULT_STORED_MAX_SIDE
 from vcrbench.plan.job import checksum
+from vcrbench.settings import VifSettings
 
 # --------------------------------------------------------------------------- the rules' params
 # Each is the ``params:`` of its rule in rules/*.smk (tests/workflow/test_api_workflow.py checks
@@ -207,7 +207,7 @@ def clean_set(plan: Plan, jobs: Jobs) -> tuple[Path, Path]:
             records, images_path=images, index_path=index, resize=ds["resize"], crop=ds["crop"],
             on_error=ds["on_error"], threads=2, limit=ds["limit"],
             exif_transpose=ds["exif_transpose"], stored_path=stored,
-            stored_max_side=ds.get("stored_max_side", DEFAULT_STORED_MAX_SIDE),
+            stored_max_side=cfg.stored_max_side(plan.config),
         )  # fmt: skip
 
     jobs.run("prepare_clean_set", [images, index], params, call)
@@ -218,14 +218,13 @@ def test_set(plan: Plan, jobs: Jobs, corruption: str, clean: tuple[Path, Path]) 
     """One corruption's manifest and shards (rules sample_manifest, generate_shard)."""
     options = manifest_params(plan, corruption)
     manifest = jobs.path(paths.MANIFEST, corruption=corruption)
-    grey = options.get("grey", "float")
 
     def draw():
         c = get_corruption(corruption, options["corruption"])
         table = sampling.make_manifest(
-            c, datasets.CleanSet.open(*clean, grey=grey), n_samples=options["n_samples"],
+            c, datasets.CleanSet.open(*clean), n_samples=options["n_samples"],
             shard_size=options["shard_size"], seed=options["seed"], mode=options["mode"],
-            vif_variant=options["vif_variant"], **options["options"],
+            vif_settings=VifSettings.of_job(options), **options["options"],
         )  # fmt: skip
         io.write_parquet(table, manifest)
 
@@ -237,9 +236,9 @@ def test_set(plan: Plan, jobs: Jobs, corruption: str, clean: tuple[Path, Path]) 
         def make(shard=shard, out=out):
             testset.generate_shard(
                 io.read_parquet(manifest), shard=int(shard),
-                clean_set=datasets.CleanSet.open(*clean, grey=params.get("grey", "float")),
+                clean_set=datasets.CleanSet.open(*clean),
                 corruption=get_corruption(corruption, params["corruption"]), out_path=out,
-                vif_variant=params["vif_variant"],
+                vif_settings=VifSettings.of_job(params),
             )  # fmt: skip
 
         jobs.run("generate_shard", [out], params, make)

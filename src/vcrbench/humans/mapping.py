@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from vcrbench import measure, seeding
 from vcrbench.humans.manipulation import geirhos_lowpass
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import VifSettings
 from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 
 REFERENCES = ("original", "zero-condition")
@@ -273,7 +274,7 @@ def _draw_rows(rec, pcols, d, batch_ids, clean, least, style, *, seed, reference
         ref = clean
     else:
         ref = _stimuli(clean, least, seeds, *style)
-    vif, dv = measure.visual_change(ref, shown, vif_variant)
+    vif, dv = measure.visual_change(ref, shown, VifSettings(variant=vif_variant))
     return [
         {
             "corruption": rec["corruption"],

@@ -12,9 +12,11 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from vcrbench import schema
 from vcrbench.errors import ConfigError
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
+from vcrbench.settings import VifSettings
 from vcrbench.vocab import (
     DEFAULT_CAST,
     DEFAULT_DOMAIN_SET,
@@ -36,8 +38,6 @@ def params_section(config: Mapping, name: str) -> dict:
     block = dict(config[name])
     quiet = PARAMS_WHEN_SET.get(name, ())
     if quiet:
-        from vcrbench import schema
-
         defaults = schema.defaults(name)
         for key in quiet:
             if key in block and block[key] == defaults.get(key):
@@ -122,33 +122,49 @@ def group_shards(config: Mapping, corruption: str, group: str) -> list[str]:
 
 # --------------------------------------------------------------------------- the clean set
 
-#: Where corruption and Δv happen (``dataset.resolution``) and the grey conversion before VIF
-#: (``vif.grey``) when the config leaves them out: today's pipeline. Neither is filled in by the
-#: schema, so a config without them gives its jobs the params (and hashes) it always gave.
-DEFAULT_RESOLUTION, DEFAULT_STORED_MAX_SIDE, DEFAULT_GREY = "crop", 512, "float"
+
+def unfilled(config: Mapping, path: str):
+    """The value of ``path`` (``vif.grey``) in a validated config, or the schema's default of a key
+    that validation does not fill in (``absent_default``: ``dataset.resolution``,
+    ``dataset.stored_max_side``, ``vif.grey``, so that a config without them gives its jobs the
+    params, and hashes, it always gave)."""
+    block, _, key = path.rpartition(".")
+    node = config
+    for part in block.split(".") if block else ():
+        node = node[part]
+    return node[key] if key in node else schema.default_of(path)
 
 
 def resolution(config: Mapping) -> str:
     """``dataset.resolution``: ``crop`` (the models' crop) or ``stored`` (the authors' pipeline)."""
-    return config["dataset"].get("resolution", DEFAULT_RESOLUTION)
+    return unfilled(config, "dataset.resolution")
 
 
 def stored_max_side(config: Mapping) -> int | None:
-    """The bound on a stored image's longer side with ``dataset.resolution: stored``, else None."""
+    """The bound on a stored image's longer side with ``dataset.resolution: stored``, else None
+    (:func:`vcrbench.datasets.prepare_clean_set`'s ``stored_max_side``)."""
     if resolution(config) != "stored":
         return None
-    return int(config["dataset"].get("stored_max_side", DEFAULT_STORED_MAX_SIDE))
+    return int(unfilled(config, "dataset.stored_max_side"))
 
 
 def grey(config: Mapping) -> str:
     """``vif.grey``: the grey conversion before VIF (``float`` or ``uint8``)."""
-    return config["vif"].get("grey", DEFAULT_GREY)
+    return unfilled(config, "vif.grey")
+
+
+def vif_settings(config: Mapping) -> VifSettings:
+    """How every Δv of the run is measured: the ``vif`` block, typed (:class:`VifSettings`)."""
+    return VifSettings.of_config(config["vif"])
 
 
 def measurement_params(config: Mapping) -> dict:
-    """The params a job that measures Δv gets beside ``vif_variant``: ``{"grey": ...}`` where
-    ``vif.grey`` is given, nothing otherwise (its params, and so its hash, stay as before)."""
-    return {"grey": config["vif"]["grey"]} if "grey" in config["vif"] else {}
+    """The params a job that measures Δv gets beside ``vif_variant``: every other key of the
+    ``vif`` block the validated config holds, by its own name (``{"grey": ...}`` where
+    ``vif.grey`` is given; nothing for a key left out, an ``absent_default``, so that a config
+    without it keeps its jobs' params and hashes); the job types them back with
+    :meth:`VifSettings.of_job`."""
+    return {key: value for key, value in sorted(config["vif"].items()) if key != "variant"}
 
 
 #: Images the plan counts for a dataset whose listing is not known before it is read (an

@@ -135,6 +135,15 @@ def predict_options(smk):
     return InferenceOptions.of_job(_params(smk), smk.config["inference"])
 
 
+def vif_settings(smk):
+    """The :class:`vcrbench.settings.VifSettings` of a job that measures Δv, from its rule's
+    params (``vif_variant``, and ``grey`` where the config gives it:
+    :meth:`~vcrbench.settings.VifSettings.of_job`)."""
+    from vcrbench.settings import VifSettings
+
+    return VifSettings.of_job(_params(smk))
+
+
 @contextlib.contextmanager
 def run(smk) -> Iterator[logging.Logger]:
     """``with job.run(snakemake): <the library call>`` (``smk`` is the script's ``snakemake``)."""

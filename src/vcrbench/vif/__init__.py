@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vcrbench.settings import GREY_CONVERSIONS, VifSettings
+
 from ._backends import get_backend
 from ._pyramid import HEIGHT, level_sizes, sp5_filters
 from ._stats import VARIANTS, Variant, border
@@ -36,6 +38,7 @@ __all__ = [
     "OPENCV_GREY_WEIGHTS",
     "VARIANTS",
     "Variant",
+    "VifSettings",
     "delta_v",
     "grey",
     "grey_uint8",
@@ -73,9 +76,8 @@ def luma(rgb) -> np.ndarray:
 #: OpenCV's fixed-point weights of ``cvtColor(..., COLOR_RGB2GRAY)`` on uint8 (R, G, B), in units
 #: of 2**-15 (``opencv/modules/imgproc/src/color.hpp``: the BT.601 weights times 32768, rounded).
 OPENCV_GREY_WEIGHTS = (9798, 19235, 3735)
-#: Grey conversions before VIF: ``float`` (:func:`luma`, this project's) and ``uint8``
-#: (:func:`grey_uint8`, OpenCV's, which the VCR authors' generator uses).
-GREY_CONVERSIONS = ("float", "uint8")
+#: The measurement the config's defaults give (the schema's ``vif`` defaults).
+DEFAULT = VifSettings()
 
 
 def grey_uint8(rgb) -> np.ndarray:
@@ -97,9 +99,10 @@ def grey_uint8(rgb) -> np.ndarray:
     return ((total + (1 << 14)) >> 15).astype(np.uint8)
 
 
-def grey(rgb, conversion: str = "float") -> np.ndarray:
+def grey(rgb, conversion: str) -> np.ndarray:
     """Grey image of uint8 RGB on the 0-255 scale as float64, as VIF takes it: ``float``
-    (:func:`luma`, not rounded) or ``uint8`` (:func:`grey_uint8`, OpenCV's rounding)."""
+    (:func:`luma`, not rounded) or ``uint8`` (:func:`grey_uint8`, OpenCV's rounding);
+    :data:`GREY_CONVERSIONS`, ``VifSettings.grey``."""
     if conversion == "float":
         return luma(rgb)
     if conversion == "uint8":
@@ -161,7 +164,7 @@ def _as_batch(xp, a, name: str):
 def vif(
     ref_luma,
     dist_luma,
-    variant: str = "kumar",
+    variant: str = DEFAULT.variant,
     device=None,
     batch_size: int = BATCH_SIZE,
 ):
@@ -171,7 +174,8 @@ def vif(
     ----------
     ref_luma, dist_luma : float arrays (N, H, W) or (H, W): greyscale on the 0-255 scale (see
         :func:`luma`); numpy arrays or torch tensors. Both sides at least :func:`min_side`.
-    variant : ``"kumar"`` (the port the VCR paper used; default) or ``"vifvec"`` (MATLAB).
+    variant : ``"kumar"`` (the port the VCR paper used) or ``"vifvec"`` (MATLAB); the default is
+        the schema's ``vif.variant`` (:class:`VifSettings`).
     device : None for numpy/scipy (+ numba) on the CPU, or a torch device (``"cpu"``,
         ``"cuda"``, ``"cuda:1"`` ...).
     batch_size : pairs computed together.
@@ -204,16 +208,18 @@ def vif(
     return float(values[0]) if len(np.shape(ref_luma)) == 2 else values
 
 
-def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None, grey_conversion="float"):
+def delta_v(clean_rgb, corrupted_rgb, settings: VifSettings = DEFAULT, device=None):
     """VIF and Δv = clip(1 - VIF, 0, 1) of corrupted images against their clean originals.
 
     Parameters
     ----------
     clean_rgb, corrupted_rgb : uint8 arrays (N, H, W, 3) or (H, W, 3): the exact pixels the
-        models see, converted to BT.601 luma on the 0-255 scale (:func:`luma`), not rounded.
-    variant, device : as in :func:`vif`.
-    grey_conversion : ``float`` (:func:`luma`, the default) or ``uint8`` (:func:`grey_uint8`,
-        OpenCV's rounded grey, as the VCR authors' generator); :func:`grey`.
+        models see, made grey on the 0-255 scale by ``settings.grey`` (:func:`grey`: ``float``,
+        BT.601 luma not rounded, :func:`luma`; ``uint8``, OpenCV's rounded grey as the VCR
+        authors' generator makes it, :func:`grey_uint8`).
+    settings : :class:`VifSettings`, the config's ``vif`` block (variant, grey conversion);
+        default: the schema's.
+    device : as in :func:`vif`.
 
     Returns
     -------
@@ -230,8 +236,12 @@ def delta_v(clean_rgb, corrupted_rgb, variant: str = "kumar", device=None, grey_
         raise ValueError(
             f"clean_rgb and corrupted_rgb differ in shape: {clean.shape} vs {corrupted.shape}"
         )
-    ref, dist = grey(clean, grey_conversion), grey(corrupted, grey_conversion)
-    values = vif(ref, dist, variant=variant, device=device)
+    if not isinstance(settings, VifSettings):
+        raise TypeError(
+            f"settings must be a vcrbench.settings.VifSettings, not {type(settings).__name__}"
+        )
+    ref, dist = grey(clean, settings.grey), grey(corrupted, settings.grey)
+    values = vif(ref, dist, variant=settings.variant, device=device)
     dv = np.clip(1.0 - np.asarray(values), 0.0, 1.0)
     if clean.ndim == 3:
         return float(values), float(dv)

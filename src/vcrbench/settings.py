@@ -1,0 +1,73 @@
+"""Typed settings of the stages: a block of the validated config as one frozen value, built once
+(by the plan layer from the config, or by a workflow job from its rule's params) and taken whole
+by the stage's functions. Their defaults are the schema's (:func:`vcrbench.schema.default_of`),
+written nowhere else; their values are checked against the schema's ``enum``.
+
+:class:`VifSettings`: how Δv is measured (the ``vif`` block), taken by every stage that measures
+Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.measure`, the manifests' pilots, the test-set and
+ImageNet-C shards). A leaf module: it imports only the schema, so that typing a setting costs a
+job no import (:mod:`vcrbench.vif` loads numba).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from vcrbench import schema
+
+#: Grey conversions before VIF: ``float`` (:func:`vcrbench.vif.luma`, this project's) and
+#: ``uint8`` (:func:`vcrbench.vif.grey_uint8`, OpenCV's, which the VCR authors' generator uses).
+GREY_CONVERSIONS = schema.enum_of("vif.grey")
+#: The VIF implementations (:data:`vcrbench.vif.VARIANTS` has their constants).
+VIF_VARIANTS = schema.enum_of("vif.variant")
+
+
+@dataclass(frozen=True)
+class VifSettings:
+    """The ``vif`` block of the config, typed.
+
+    Attributes
+    ----------
+    variant
+        ``kumar`` (the port the VCR paper used) or ``vifvec`` (Sheikh's MATLAB); ``vif.variant``.
+    grey
+        The grey conversion of both images before VIF, :data:`GREY_CONVERSIONS`; ``vif.grey``.
+    """
+
+    variant: str = schema.default_of("vif.variant")
+    grey: str = schema.default_of("vif.grey")
+
+    def __post_init__(self):
+        if self.variant not in VIF_VARIANTS:
+            raise ValueError(
+                f"vif variant must be one of {list(VIF_VARIANTS)}, not {self.variant!r}"
+            )
+        if self.grey not in GREY_CONVERSIONS:
+            raise ValueError(
+                f"grey conversion must be one of {list(GREY_CONVERSIONS)}, not {self.grey!r}"
+            )
+
+    @classmethod
+    def of_config(cls, vif: Mapping) -> VifSettings:
+        """From a validated config's ``vif`` block (a key it leaves out: the schema's default)."""
+        return cls(**{f.name: vif[f.name] for f in fields(cls) if f.name in vif})
+
+    @classmethod
+    def of_job(cls, params: Mapping) -> VifSettings:
+        """From the params of a job that measures Δv (rules/generate.smk): ``vif_variant``, and
+        each other field by its own name where the config gives it (``grey``;
+        ``vcrbench.plan.config.measurement_params`` leaves out a key the config leaves out, so
+        that those jobs' params and hashes stay as they were)."""
+        given = {f.name: params[f.name] for f in fields(cls) if f.name in params}
+        return cls.of_config({"variant": params["vif_variant"], **given})
+
+    def metadata(self) -> dict:
+        """What a set's metadata says of this measurement beside ``vif_variant``: each other field
+        that is not the schema's default (``{"grey": "uint8"}``; ``{}`` for the defaults, so the
+        default run's files stay as they were)."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "variant" and getattr(self, f.name) != f.default
+        }

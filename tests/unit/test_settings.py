@@ -1,0 +1,177 @@
+"""Typed settings (:mod:`vcrbench.settings`): the ``vif`` block as one frozen ``VifSettings``, the
+recipe "Add a setting" of docs/architecture.md followed with a toy setting, and the scan that
+counts the library's keyword defaults named like a config key (``tools/setting_defaults.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+
+from tests.support.shipped import REPO
+from vcrbench import io, measure, plan, sampling, schema, testset
+from vcrbench.api.stages import manifest_params, shard_params
+from vcrbench.corruptions import get_corruption
+from vcrbench.errors import ConfigError
+from vcrbench.plan import config as cfg
+from vcrbench.provenance import config_hash
+from vcrbench.settings import VifSettings
+
+
+def _config(vif_block=None) -> dict:
+    return {
+        "dataset": {"kind": "embedded"},
+        "corruptions": {"brightness": {}},
+        "vif": dict(vif_block or {}),
+        "models": {"m": {"source": "timm", "id": "resnet18"}},
+    }
+
+
+def test_every_key_of_the_vif_block_is_a_field_and_reaches_the_jobs_by_its_name():
+    keys = set(schema.schema()["properties"]["vif"]["properties"])
+    assert keys == {f.name for f in dataclasses.fields(VifSettings)}
+    config = plan.validate(_config({"grey": "uint8", "variant": "vifvec"}))
+    p = plan.Plan(config)
+    for params in (manifest_params(p, "brightness"), shard_params(p, "brightness")):
+        assert (
+            VifSettings.of_job(params) == VifSettings("vifvec", "uint8") == cfg.vif_settings(config)
+        )
+    # a field other than variant travels under its own name: no other param of those rules has it
+    others = set(manifest_params(p, "brightness")) - set(cfg.measurement_params(config))
+    assert not (keys - {"variant"}) & others
+
+
+def test_the_defaults_are_the_schemas_and_not_filled_in():
+    assert schema.default_of("vif.grey") == VifSettings().grey == "float"
+    assert schema.default_of("vif.variant") == VifSettings().variant
+    assert schema.default_of("dataset.stored_max_side") == 512
+    assert schema.default_of("dataset.resolution") == "crop"
+    config = plan.validate(_config())
+    assert "grey" not in config["vif"] and cfg.grey(config) == "float"
+    with pytest.raises(ConfigError, match="'vif.nope': not in the schema"):
+        schema.default_of("vif.nope")
+    with pytest.raises(ConfigError, match="'models': the schema gives it no default"):
+        schema.default_of("models")
+
+
+# ------------------------------------------------------------------ the recipe, with a toy setting
+
+TOY = {
+    "type": "number",
+    "minimum": 0,
+    "absent_default": 1.0,
+    "description": "A toy gain on every dv (the recipe's test).",
+}
+
+
+@pytest.fixture
+def toy_schema(monkeypatch):
+    """1. schema: ``vif.toy_gain``, a number whose default (1, today's dv) is not filled in."""
+    full = schema.schema()
+    full["properties"]["vif"]["properties"]["toy_gain"] = TOY
+    monkeypatch.setattr(schema, "_load", lambda path: full)
+    return full
+
+
+def _toy_settings():
+    """2. field: the settings class gains ``toy_gain``, its default read from the schema."""
+
+    @dataclasses.dataclass(frozen=True)
+    class ToySettings(VifSettings):
+        toy_gain: float = schema.default_of("vif.toy_gain")
+
+    return ToySettings
+
+
+def _toy_use(monkeypatch):
+    """3. use: the measurement reads it (here: dv times the gain, a stand-in for a real use)."""
+    real = measure.visual_change
+    seen = []
+
+    def visual_change(clean, corrupted, vif_settings, device=None):
+        seen.append(vif_settings.toy_gain)
+        plain = VifSettings(vif_settings.variant, vif_settings.grey)
+        vif, dv = real(clean, corrupted, plain, device)
+        return vif, np.clip(dv * vif_settings.toy_gain, 0.0, 1.0)
+
+    monkeypatch.setattr(measure, "visual_change", visual_change)
+    return seen
+
+
+def test_a_toy_setting_is_schema_field_and_use(toy_schema, monkeypatch, clean_set, tmp_path):
+    before = config_hash(shard_params(plan.Plan(plan.validate(_config())), "brightness"))
+    Toy = _toy_settings()
+    seen = _toy_use(monkeypatch)
+    # validated by the schema, named by its key
+    with pytest.raises(ConfigError, match="config key 'vif.toy_gain': -1 is less than the minimum"):
+        plan.validate(_config({"toy_gain": -1}))
+    # left out: the jobs' params (and hashes) are what they were before the key existed
+    absent = plan.validate(_config())
+    assert "toy_gain" not in absent["vif"]
+    params = shard_params(plan.Plan(absent), "brightness")
+    assert config_hash(params) == before and Toy.of_job(params).toy_gain == 1.0
+    # given: the rule's params carry it, the job types it, the stage function gets it
+    given = plan.validate(_config({"toy_gain": 0.5}))
+    params = shard_params(plan.Plan(given), "brightness")
+    assert params["toy_gain"] == 0.5 and config_hash(params) != before
+    settings = Toy.of_job(params)
+    assert settings == Toy(toy_gain=0.5)
+
+    c = get_corruption("brightness")
+    manifest = sampling.make_manifest(c, clean_set, 4, 4, seed=0, mode="parameter-uniform")
+    plain = testset.generate_shard(manifest, 0, clean_set, c, tmp_path / "plain.parquet", Toy())
+    toy = testset.generate_shard(manifest, 0, clean_set, c, tmp_path / "toy.parquet", settings)
+    assert seen == [1.0, 0.5]  # one batch each: the schema's default, then the config's value
+    dv, dv_toy = io.read_parquet(plain)["dv"], io.read_parquet(toy)["dv"]
+    assert dv.max() > 0 and np.allclose(dv_toy, 0.5 * dv)
+    assert io.read_metadata(toy)["toy_gain"] == 0.5 and "toy_gain" not in io.read_metadata(plain)
+
+
+# ------------------------------------------------------------------ the scan
+
+
+def _scan_module():
+    spec = importlib.util.spec_from_file_location(
+        "setting_defaults", REPO / "tools" / "setting_defaults.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("setting_defaults", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scan_counts_defaults_named_like_a_key(tmp_path):
+    scan = _scan_module()
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "m.py").write_text(
+        "def f(x, grey='float', n_bins=40, seed=None, other=3, *, variant='kumar', bins=None):\n"
+        "    pass\n"
+        "class C:\n"
+        "    def g(self, seed=1): pass\n"
+    )
+    found = scan.setting_defaults(package, {"grey", "bins", "seed", "variant"})
+    assert [line.split(" ", 1)[1] for line in found] == [
+        "f(grey='float')", "f(n_bins=40)", "f(variant='kumar')", "g(seed=1)",
+    ]  # fmt: skip
+    assert {"grey", "variant", "stored_max_side", "resolution"} <= scan.schema_names()
+
+
+def test_no_library_default_repeats_a_vif_or_stored_resolution_setting():
+    """The measurement's settings are written in the schema and VifSettings only (``vif.vif``'s
+    ``variant`` default is read from them); the humans stage still takes a plain ``vif_variant``
+    (its jobs get no ``vif.grey``: left to the humans package's reorganisation)."""
+    found = _scan_module().setting_defaults()
+    keys = ("vif_variant", "grey", "resolution", "stored_max_side")
+    repeated = [line for line in found if line.split("(", 1)[1].split("=")[0] in keys]
+    assert [line.split(" ", 1)[1] for line in repeated] == [
+        "condition_dv(vif_variant='kumar')", "map_conditions(vif_variant='kumar')",
+    ]  # fmt: skip
+    assert all(line.startswith("vcrbench/humans/") for line in repeated)
+    assert [line.split(" ", 1)[1] for line in found if "(variant=" in line] == [
+        "vif(variant=DEFAULT.variant)"
+    ]

@@ -8,7 +8,7 @@ same for one block (``figures``, ``estimation`` …) of a library caller that ha
 :func:`defaults` gives a block's defaults, :func:`definition_defaults` those of a ``$defs`` entry
 (option sets that are not filled into the config, e.g. ``dv_uniform_options``), and
 :func:`default_of` one key's, also where the key's default is not filled in (``absent_default``:
-``vif.grey``, ``dataset.resolution``, ``dataset.stored_max_side``).
+``vif.grey``, ``dataset.resolution``, ``dataset.stored_max_side``, ``sampling.cast``).
 """
 
 from __future__ import annotations

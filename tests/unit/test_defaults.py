@@ -52,6 +52,7 @@ TIED: dict[str, dict[str, str]] = {
         "denominator": "coverage.denominator",
     },
     "vcrbench.coverage:dv_histograms": {"n_bins": "coverage.bins"},
+    "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
     "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
     "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
@@ -266,6 +267,7 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.similarity:SIMILARITY_LEVEL": ("estimation.similarity_level",),
     "vcrbench.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
     "vcrbench.vocab:DEFAULT_DOMAIN_SET": ("sampling.domain_set",),
+    "vcrbench.vocab:DEFAULT_CAST": ("sampling.cast",),
     "vcrbench.consistency:LABEL_SPACES": ("estimation.label_spaces",),
 }
 

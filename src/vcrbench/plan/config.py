@@ -80,9 +80,9 @@ def corruption_options(config: Mapping, corruption: str) -> dict:
 
 
 def cast(config: Mapping) -> str:
-    """``sampling.cast``: how every corrupted image becomes uint8 (``round`` when absent, not
-    filled in by the schema; ``truncate``: the authors' ``np.uint8``)."""
-    return config["sampling"].get("cast", DEFAULT_CAST)
+    """``sampling.cast``: how every corrupted image becomes uint8 (``round`` when absent, its
+    ``absent_default``, not filled in; ``truncate``: the authors' ``np.uint8``)."""
+    return unfilled(config, "sampling.cast")
 
 
 def n_samples(config: Mapping, corruption: str) -> int:

@@ -103,8 +103,8 @@ class Product:
     named ``inputs`` with the named ``params``, both functions of ``PLAN`` (a value may be a
     function of the job's wildcards, as in any rule), its stage's ``version`` a param too; it
     writes ``outputs`` (the unnamed ones first, then the named), then ``other_outputs``: named
-    files that are neither shown in the report nor asked for by ``rule all`` (read by the
-    script's own readers)."""
+    files neither shown in the report nor asked for by ``rule all`` (``human_similarity``'s
+    classes of similar corruptions, docs/humans.md)."""
 
     rule: str
     outputs: tuple[Output, ...]

@@ -42,26 +42,35 @@ def _declared(out):
 
 
 def declared_files(rule):
-    """The outputs of a declared rule, in order: each output's file shown in the report, then
-    its other formats."""
+    """The unnamed outputs of a declared rule, in order: each output's file shown in the report,
+    then its other formats."""
     files = []
     for out in products.product(rule).outputs:
-        shown, others = _declared(out)
-        files += [shown, *others]
+        if out.name is None:
+            shown, others = _declared(out)
+            files += [shown, *others]
     return files
 
 
-def declared_job(rule):
-    """What names a job of a declared rule in its log and benchmark (`paths.job_name`)."""
-    return paths.job_name(rule, str(declared_files(rule)[0]))
-
-
 def declared_named(rule):
-    """The outputs of a declared rule as named outputs (`<name>` shown, `<name>_other`)."""
+    """The named outputs of a declared rule (`<name>` shown, `<name>_other`)."""
     named = {}
     for out in products.product(rule).outputs:
-        named[out.name], named[f"{out.name}_other"] = _declared(out)
+        if out.name is not None:
+            named[out.name], named[f"{out.name}_other"] = _declared(out)
     return named
+
+
+def declared_script(rule):
+    """The script of a declared rule (relative to rules/, or absolute)."""
+    return products.product(rule).script
+
+
+def declared_job(rule):
+    """What names a job of a declared rule in its log and benchmark (`paths.job_name` of its
+    first output's file shown in the report)."""
+    first, _, _ = products.product(rule).outputs[0].shown(NAMES)[0]
+    return paths.job_name(rule, first)
 
 
 wildcard_constraints:

@@ -146,7 +146,7 @@ def test_cluster_jobs_inherit_the_environment_onstart_sets():
 
 
 #: A rule's first line: `rule NAME:` (or `checkpoint NAME:`), `use rule OTHER as NAME with:`, or
-#: `rule:` (named by its `name:`: the declared rules made in a loop at the end of figures.smk).
+#: `rule:` (named by its `name:`: the declared rules, made in a loop in figures.smk).
 _RULE_HEAD = re.compile(r"^( *)(?:(?:rule|checkpoint) (\w+)|use rule \w+ as (\w+) with|rule):$")
 
 
@@ -194,13 +194,13 @@ def test_the_local_rules_say_so_in_their_definitions_as_listed():
     assert marks.pop(None) == "_product.local"
     assert set(marks.values()) <= {"True", None}, {n: v for n, v in marks.items() if v}
     marked = {name for name, value in marks.items() if value == "True"}
-    marked |= {p.rule for p in products.generated() if p.local}
+    marked |= {p.rule for p in products.products() if p.local}
     listed = set(cluster.LOCAL_RULES)
     assert marked == listed, {
         "listed, not marked": sorted(listed - marked),
         "marked, not listed": sorted(marked - listed),
     }
-    names = {*marks, *(p.rule for p in products.generated())}
+    names = {*marks, *(p.rule for p in products.products())}
     assert set(cluster.ARCHIVE_RULES) <= names, sorted(set(cluster.ARCHIVE_RULES) - names)
     # nothing that generates or predicts is rebuilt from an archive
     assert not any(

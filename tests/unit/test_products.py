@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vcrbench.errors import PlanError
-from vcrbench.plan import cluster, load, products, versions
+from vcrbench.plan import Plan, cluster, load, products, versions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,9 +78,34 @@ def test_versions_and_locality_come_from_the_declarations():
 def test_a_declaration_is_checked():
     with pytest.raises(PlanError, match="'plot_curves' is declared twice"):
         products.declare(products.product("plot_curves"))
-    half = products.Product("plot_half", (), script="x.py")
-    with pytest.raises(PlanError, match="'plot_half'.*both its script and its inputs"):
-        products.declare(half)
+    # every rule is made from its declaration: no declaration without its script and inputs
+    for half in (
+        products.Product("plot_half", (), script="x.py"),
+        products.Product("plot_half", (), inputs=lambda plan: {}),
+        products.Product("plot_half", ()),
+    ):
+        with pytest.raises(PlanError, match="'plot_half'.*both its script and its inputs"):
+            products.declare(half)
+    named = products.Output("a.{ext}", "a.rst", "Tables", formats=("csv",), name="a")
+    unnamed = products.Output("b.{ext}", "b.rst", "Tables", formats=("csv",))
+    muddled = products.Product("plot_half", (named, unnamed), script="x.py", inputs=lambda plan: {})
+    with pytest.raises(PlanError, match="'plot_half'.*named outputs come after the unnamed"):
+        products.declare(muddled)
     with pytest.raises(PlanError, match="no figure or table rule 'plot_curvs'.*plot_curves"):
         products.product("plot_curvs")
     assert "plot_half" not in {p.rule for p in products.products()}
+
+
+def test_every_declared_rule_has_its_script_and_reads_what_the_plan_gives():
+    """The workflow's own declarations: each script is a file of workflow/scripts (named as
+    rules/figures.smk gives it, relative to rules/), and the inputs and params are a plan's
+    names: paths, lists of them, or functions of the job's wildcards."""
+    plan = Plan(load(REPO / "config" / "config.yaml"))
+    for p in products.products():
+        assert (REPO / "rules" / p.script).resolve().is_file(), p.rule
+        inputs = p.inputs(plan)
+        assert inputs and all(isinstance(k, str) for k in inputs), p.rule
+        for value in inputs.values():
+            assert isinstance(value, (str, list)) or callable(value), (p.rule, value)
+        params = p.params(plan) if p.params else {}
+        assert "version" not in params, p.rule  # the rule adds its stage's

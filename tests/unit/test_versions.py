@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vcrbench.errors import PlanError
-from vcrbench.plan import Plan, load
+from vcrbench.plan import Plan, load, products
 from vcrbench.plan.versions import SAME_STAGE, VERSIONS, stage, version, versions
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
@@ -66,6 +66,15 @@ def test_every_rule_has_a_stage_version_and_every_stage_a_rule():
         name = re.search(rf'log:\n\s+paths\.log\("{rule}", "([^"]+)"\)', body).group(1)
         assert f'paths.benchmark("{rule}", "{name}")' in body, rule
         assert child or re.search(r"conda:\n\s+VCRBENCH_ENV", body), rule
+    # the figure and table rules, made from their declarations in rules/figures.smk's loop
+    loop = (RULES / "figures.smk").read_text().split("for _product in products.products():")[1]
+    assert "version=PLAN.version(_product.rule)" in loop
+    assert "paths.log(_product.rule, declared_job(_product.rule))" in loop
+    assert "paths.benchmark(_product.rule, declared_job(_product.rule))" in loop
+    assert re.search(r"conda:\n\s+VCRBENCH_ENV", loop)
+    for declared in products.products():
+        assert declared.rule not in stages, f"{declared.rule}: declared and written"
+        stages[declared.rule] = stage(declared.rule)
     assert set(stages.values()) == set(versions())  # no stage without a rule
     assert set(SAME_STAGE) <= set(stages)  # no alias of a rule that is gone
     assert {r for r, s in stages.items() if s == "predict"} == {

@@ -1,6 +1,7 @@
 """Figures and tables, each declared once: :mod:`.registry` (what a declaration holds, and the
-registry), :mod:`.builtin` (the workflow's own). :func:`targets` lists the files of every
-declared product a config asks for (what ``rule all`` and ``rule paper_figures`` build)."""
+registry), :mod:`.tables` and :mod:`.figures` (the workflow's own; ``rules/figures.smk`` makes
+every declared product's rule). :func:`targets` lists the files of every declared product a
+config asks for (what ``rule all`` and ``rule paper_figures`` build)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from collections.abc import Mapping
 
 from vcrbench.figures.options import check_options
 from vcrbench.plan.config import corruption_names
-from vcrbench.plan.products import builtin as _builtin  # noqa: F401  (registers them)
+from vcrbench.plan.products import figures as _figures  # noqa: F401  (they register themselves,
+from vcrbench.plan.products import tables as _tables  # noqa: F401  the tables first)
 from vcrbench.plan.products.registry import (
     REPORT_FORMAT,
     Output,
     Product,
     declare,
-    generated,
     once,
     product,
     products,
@@ -38,7 +39,6 @@ __all__ = [
     "Output",
     "Product",
     "declare",
-    "generated",
     "local_rules",
     "once",
     "product",

@@ -2,15 +2,15 @@
 know about it (docs/architecture.md, "Add a figure or table").
 
 A :class:`Product` is one rule of the figures stage: its outputs (path, report caption, category
-and labels, formats), its stage version, whether it runs where Snakemake runs (``local``) and
-which of its files a config asks for (``planned``). The rule file takes the rule's outputs from
-here (``declared_files``/``declared_named`` in ``rules/common.smk``), :mod:`vcrbench.plan.versions` its version,
-:mod:`vcrbench.plan.cluster` its locality and the archive mode, and ``rule all`` its files
-(:func:`targets`). A product that also names its ``script``, ``inputs`` and ``params`` needs no rule
-written: ``rules/figures.smk`` makes its rule from the declaration.
+and labels, formats), its script, inputs and params, its stage version, whether it runs where
+Snakemake runs (``local``) and which of its files a config asks for (``planned``).
+``rules/figures.smk`` makes every declared product's rule from its declaration, the outputs with
+``declared_files``/``declared_named`` (``rules/common.smk``); :mod:`vcrbench.plan.versions` takes
+its version, :mod:`vcrbench.plan.cluster` its locality and the archive mode, and ``rule all`` its
+files (:func:`targets`). No figure or table rule is written by hand.
 
-This module imports none of the built-in declarations (:mod:`.builtin`, imported by the
-package).
+This module imports none of the workflow's own declarations (:mod:`.tables`, :mod:`.figures`,
+imported by the package).
 """
 
 from __future__ import annotations
@@ -97,18 +97,24 @@ def once(config: Mapping) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class Product:
-    """A figure or table rule, declared once (module docstring)."""
+    """A figure or table rule, declared once (module docstring).
+
+    Its rule (``rules/figures.smk``) runs ``script`` (relative to ``rules/``, or absolute) on the
+    named ``inputs`` with the named ``params``, both functions of ``PLAN`` (a value may be a
+    function of the job's wildcards, as in any rule), its stage's ``version`` a param too; it
+    writes ``outputs`` (the unnamed ones first, then the named), then ``other_outputs``: named
+    files neither shown in the report nor asked for by ``rule all`` (``human_similarity``'s
+    classes of similar corruptions, docs/humans.md)."""
 
     rule: str
     outputs: tuple[Output, ...]
-    version: int = 1
-    local: bool = True
-    planned: Planned = once
-    #: A rule made from the declaration (``rules/figures.smk``): its script (relative to
-    #: ``rules/``, or absolute), and its inputs and params as functions of ``PLAN``.
     script: str | None = None
     inputs: Callable[[object], Mapping] | None = None
     params: Callable[[object], Mapping] | None = None
+    other_outputs: Mapping[str, str] = field(default_factory=dict)
+    version: int = 1
+    local: bool = True
+    planned: Planned = once
 
     def targets(self, config: Mapping, figure_formats: Iterable[str], values) -> list[str]:
         """The files of this product that ``config`` asks for."""
@@ -128,10 +134,16 @@ def declare(product: Product) -> Product:
     """Register ``product`` (its rule's name must be new); returns it."""
     if product.rule in _PRODUCTS:
         raise PlanError(f"figure or table rule {product.rule!r} is declared twice")
-    if bool(product.script) != bool(product.inputs):
+    if not (product.script and product.inputs):
         raise PlanError(
-            f"figure or table rule {product.rule!r}: a rule made from the declaration needs "
-            "both its script and its inputs"
+            f"figure or table rule {product.rule!r}: its rule is made from its declaration, "
+            "which needs both its script and its inputs"
+        )
+    named = [out.name is not None for out in product.outputs]
+    if named != sorted(named):
+        raise PlanError(
+            f"figure or table rule {product.rule!r}: its named outputs come after the unnamed "
+            "ones (the order of the rule's outputs)"
         )
     _PRODUCTS[product.rule] = product
     return product
@@ -151,8 +163,3 @@ def product(rule: str) -> Product:
             f"no figure or table rule {rule!r} is declared (vcrbench.plan.products)"
             + did_you_mean(rule, _PRODUCTS)
         ) from None
-
-
-def generated() -> list[Product]:
-    """The products whose rule is made from the declaration."""
-    return [p for p in _PRODUCTS.values() if p.script]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -16,8 +18,11 @@ def human_like(turn):
     return lambda v: 0.05 + 0.9 / (1 + np.exp((v - turn) / 0.05))
 
 
-def _estimate(f, seed, n=3000):
-    """A human-like estimate; the anchor is given as clean outcomes, so the band has width at 0."""
+@functools.lru_cache(maxsize=None)
+def _estimate(turn, seed, n=3000):
+    """A human-like estimate turning at ``turn``; the anchor is given as clean outcomes, so the
+    band has width at 0. Made once per pytest process and shared by the tests (each reads it)."""
+    f = human_like(turn)
     rng = np.random.default_rng(seed)
     dv = rng.uniform(0, 1, n)
     y = rng.uniform(size=n) < f(dv)
@@ -36,9 +41,9 @@ def test_bands_overlap_pointwise():
 
 
 def test_same_curve_is_similar_and_shifted_curve_is_not():
-    a = _estimate(human_like(0.7), seed=1)
-    b = _estimate(human_like(0.7), seed=2)
-    c = _estimate(human_like(0.45), seed=3)
+    a = _estimate(0.7, seed=1)
+    b = _estimate(0.7, seed=2)
+    c = _estimate(0.45, seed=3)
     same = S.similar(a, b, band="simultaneous")
     assert same["similar"] and same["overlap_fraction"] == 1.0
     assert same["max_gap"] == 0.0 and same["first_gap_v"] is None
@@ -52,14 +57,14 @@ def test_same_curve_is_similar_and_shifted_curve_is_not():
 
 
 def test_pointwise_bands_are_the_narrower_option():
-    a = _estimate(human_like(0.7), seed=7)
+    a = _estimate(0.7, seed=1)
     lo_p, hi_p = a.band(0.83, "pointwise")
     lo_s, hi_s = a.band(0.83, "simultaneous")
     assert np.mean((lo_s <= lo_p + 1e-7) & (hi_p <= hi_s + 1e-7)) > 0.95
     # A sup-t band holds (at least) the level's share of whole replicate curves.
     inside = np.all((a.replicates >= lo_s - 1e-6) & (a.replicates <= hi_s + 1e-6), axis=1)
     assert inside.mean() >= 0.83 - 1 / a.n_boot
-    c = _estimate(human_like(0.45), seed=3)
+    c = _estimate(0.45, seed=3)
     pointwise = S.similar(a, c)  # the paper's bands, the default
     assert pointwise == S.similar(a, c, band="pointwise")
     assert pointwise["overlap_fraction"] <= S.similar(a, c, band="simultaneous")["overlap_fraction"]
@@ -130,8 +135,8 @@ def test_similarity_is_not_transitive_so_chains_split():
 
 def test_similarity_classes_from_estimates():
     items = {
-        "a": _estimate(human_like(0.7), seed=4),
-        "b": _estimate(human_like(0.7), seed=5),
-        "c": _estimate(human_like(0.4), seed=6),
+        "a": _estimate(0.7, seed=1),
+        "b": _estimate(0.7, seed=2),
+        "c": _estimate(0.45, seed=3),
     }
     assert S.classes_found(items) == [["a", "b"], ["c"]]

@@ -135,8 +135,8 @@ def test_similarity_is_not_transitive_so_chains_split():
 
 def test_similarity_classes_from_estimates():
     items = {
-        "a": _estimate(0.7, seed=1),
-        "b": _estimate(0.7, seed=2),
-        "c": _estimate(0.45, seed=3),
+        "a": _estimate(0.7, seed=4),
+        "b": _estimate(0.7, seed=5),
+        "c": _estimate(0.4, seed=6),
     }
     assert S.classes_found(items) == [["a", "b"], ["c"]]

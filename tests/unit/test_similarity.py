@@ -18,7 +18,7 @@ def human_like(turn):
     return lambda v: 0.05 + 0.9 / (1 + np.exp((v - turn) / 0.05))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _estimate(turn, seed, n=3000):
     """A human-like estimate turning at ``turn``; the anchor is given as clean outcomes, so the
     band has width at 0. Made once per pytest process and shared by the tests (each reads it)."""

@@ -21,31 +21,23 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.bins import counts_per_bin, scaled_min_count
-from vcrbench.vocab import (
-    COVERAGE_COLUMNS,
-    COVERAGE_DENOMINATOR,
-    COVERAGE_MIN_COUNT,
-    COVERAGE_REFERENCE_N,
-    DV_HISTOGRAM_COLUMNS,
-    N_BINS,
-)
+from vcrbench.settings import CoverageSettings
+from vcrbench.vocab import COVERAGE_COLUMNS, DV_HISTOGRAM_COLUMNS
+
+#: The ``coverage`` block's defaults (the paper's: 40 bins, 20 images at 50,000, k/39).
+DEFAULT = CoverageSettings()
 
 
-def coverage(
-    dv,
-    n_bins: int = N_BINS,
-    min_count: int = COVERAGE_MIN_COUNT,
-    denominator: int = COVERAGE_DENOMINATOR,
-) -> dict:
-    """Coverage of Table 2: the fraction of bins holding at least ``min_count`` images.
+def coverage(dv, min_count: int, settings: CoverageSettings = DEFAULT) -> dict:
+    """Coverage of Table 2: the fraction of bins holding at least ``min_count`` images (the
+    threshold applied, e.g. :func:`threshold` of a VCR set's size).
 
-    Bins 0 .. denominator−1 are counted (with the paper's 40 bins and denominator 39, bin 39,
-    which holds only dv = 1, is left out, so every value is k/39). Returns ``coverage``,
-    ``covered_bins``, ``bins``, ``min_count``, ``denominator``, ``n_images`` and ``counts`` (all
-    ``bins`` counts).
+    Bins 0 .. denominator−1 of ``settings`` are counted (with the paper's 40 bins and denominator
+    39, bin 39, which holds only dv = 1, is left out, so every value is k/39). Returns
+    ``coverage``, ``covered_bins``, ``bins``, ``min_count``, ``denominator``, ``n_images`` and
+    ``counts`` (all ``bins`` counts).
     """
-    if not 1 <= denominator <= n_bins:
-        raise ValueError(f"denominator must be in [1, n_bins={n_bins}], not {denominator}")
+    n_bins, denominator = settings.bins, settings.denominator
     if min_count < 1:
         raise ValueError(f"min_count must be at least 1, not {min_count}")
     counts = counts_per_bin(dv, n_bins)
@@ -61,13 +53,11 @@ def coverage(
     }
 
 
-def threshold(
-    n_vcr: int, min_count: int = COVERAGE_MIN_COUNT, reference_n: int = COVERAGE_REFERENCE_N
-) -> int:
-    """Images a bin needs to be covered: ``min_count`` at ``reference_n`` VCR images, scaled to a
-    VCR set of ``n_vcr`` images (at least 1); the same threshold applies to that corruption's
-    ImageNet-C set, whatever its size."""
-    return scaled_min_count(n_vcr, min_count, reference_n)
+def threshold(n_vcr: int, settings: CoverageSettings = DEFAULT) -> int:
+    """Images a bin needs to be covered: ``settings.min_count`` at ``settings.reference_n`` VCR
+    images, scaled to a VCR set of ``n_vcr`` images (at least 1); the same threshold applies to
+    that corruption's ImageNet-C set, whatever its size."""
+    return scaled_min_count(n_vcr, settings.min_count, settings.reference_n)
 
 
 #: Source of the rows of a Δv-stratified set's first N draws c ~ U(C) (its manifest's
@@ -98,10 +88,7 @@ def _sources(vcr, imagenet_c, uniform_draws) -> list[tuple[str, dict[str, np.nda
 def coverage_table(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
     imagenet_c: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]] | None = None,
-    n_bins: int = N_BINS,
-    min_count: int = COVERAGE_MIN_COUNT,
-    reference_n: int = COVERAGE_REFERENCE_N,
-    denominator: int = COVERAGE_DENOMINATOR,
+    settings: CoverageSettings = DEFAULT,
     uniform_draws: Mapping[str, str | os.PathLike] | None = None,
 ) -> pd.DataFrame:
     """Rows ``corruption, source, n_images, coverage, covered_bins, bins, min_count, denominator``.
@@ -120,8 +107,7 @@ def coverage_table(
         for name, dv in sets.items():
             # A corruption without a VCR set takes the run's VCR size (the largest one).
             n_vcr = vcr_dv[name].size if name in vcr_dv else max(vcr_sizes, default=dv.size)
-            min_n = threshold(n_vcr, min_count, reference_n)
-            res = coverage(dv, n_bins, min_n, denominator)
+            res = coverage(dv, threshold(n_vcr, settings), settings)
             rows.append(
                 (
                     name,
@@ -129,9 +115,9 @@ def coverage_table(
                     res["n_images"],
                     res["coverage"],
                     res["covered_bins"],
-                    n_bins,
+                    settings.bins,
                     res["min_count"],
-                    denominator,
+                    settings.denominator,
                 )
             )
     return pd.DataFrame(rows, columns=COVERAGE_COLUMNS)
@@ -140,15 +126,16 @@ def coverage_table(
 def dv_histograms(
     vcr: Mapping[str, Sequence[str | os.PathLike]],
     imagenet_c: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]] | None = None,
-    n_bins: int = N_BINS,
+    settings: CoverageSettings = DEFAULT,
     uniform_draws: Mapping[str, str | os.PathLike] | None = None,
 ) -> pd.DataFrame:
-    """Δv histogram per corruption and source (Fig. 4/11): one row per bin.
+    """Δv histogram per corruption and source (Fig. 4/11): one row per bin of ``settings``.
 
     Columns ``corruption, source, bin, dv_low, dv_high, count, fraction``; bin j spans
     [j/(n_bins−1), (j+1)/(n_bins−1)) as Alg. 1 bins it (the last bin holds dv = 1). Sources as in
     :func:`coverage_table`.
     """
+    n_bins = settings.bins
     rows = []
     for source, sets in _sources(vcr, imagenet_c, uniform_draws):
         for name, dv in sets.items():

@@ -5,8 +5,9 @@ written nowhere else; their values are checked against the schema's ``enum``.
 
 :class:`VifSettings`: how Δv is measured (the ``vif`` block), taken by every stage that measures
 Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.measure`, the manifests' pilots, the test-set and
-ImageNet-C shards). A leaf module: it imports only the schema, so that typing a setting costs a
-job no import (:mod:`vcrbench.vif` loads numba).
+ImageNet-C shards). :class:`CoverageSettings`: Table 2's coverage (the ``coverage`` block), taken
+by :mod:`vcrbench.coverage`. A leaf module: it imports only the schema, so that typing a setting
+costs a job no import (:mod:`vcrbench.vif` loads numba).
 """
 
 from __future__ import annotations
@@ -71,3 +72,44 @@ class VifSettings:
             for f in fields(self)
             if f.name != "variant" and getattr(self, f.name) != f.default
         }
+
+
+@dataclass(frozen=True)
+class CoverageSettings:
+    """The ``coverage`` block of the config, typed (Table 2; docs/corruptions.md).
+
+    Attributes
+    ----------
+    bins
+        Alg. 1's bins over Δv ∈ [0, 1]; ``coverage.bins``.
+    min_count
+        Images a bin needs to count as covered at ``reference_n`` VCR images, scaled to a run's
+        VCR set (:func:`vcrbench.coverage.threshold`); ``coverage.min_count``.
+    reference_n
+        The VCR set size at which ``min_count`` holds as written; ``coverage.reference_n``.
+    denominator
+        Coverage = covered bins (of bins 0 .. denominator − 1) / denominator;
+        ``coverage.denominator``.
+    """
+
+    bins: int = schema.default_of("coverage.bins")
+    min_count: int = schema.default_of("coverage.min_count")
+    reference_n: int = schema.default_of("coverage.reference_n")
+    denominator: int = schema.default_of("coverage.denominator")
+
+    def __post_init__(self):
+        if not 1 <= self.denominator <= self.bins:
+            raise ValueError(
+                f"denominator must be in [1, n_bins={self.bins}], not {self.denominator}"
+            )
+        if self.min_count < 1 or self.reference_n < 1:
+            raise ValueError(
+                f"min_count and reference_n must be at least 1, not {self.min_count} and "
+                f"{self.reference_n}"
+            )
+
+    @classmethod
+    def of_config(cls, coverage: Mapping) -> CoverageSettings:
+        """From a validated config's ``coverage`` block (or the ``coverage`` param of the rule
+        ``coverage_table``, the same mapping); a key it leaves out: the schema's default."""
+        return cls(**{f.name: coverage[f.name] for f in fields(cls) if f.name in coverage})

@@ -36,22 +36,6 @@ TIED: dict[str, dict[str, str]] = {
         "n_bins": "estimation.bins",
         "label_spaces": "estimation.label_spaces",
     },
-    "vcrbench.coverage:coverage": {
-        "n_bins": "coverage.bins",
-        "min_count": "coverage.min_count",
-        "denominator": "coverage.denominator",
-    },
-    "vcrbench.coverage:threshold": {
-        "min_count": "coverage.min_count",
-        "reference_n": "coverage.reference_n",
-    },
-    "vcrbench.coverage:coverage_table": {
-        "n_bins": "coverage.bins",
-        "min_count": "coverage.min_count",
-        "reference_n": "coverage.reference_n",
-        "denominator": "coverage.denominator",
-    },
-    "vcrbench.coverage:dv_histograms": {"n_bins": "coverage.bins"},
     "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
     "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
@@ -196,6 +180,12 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.runtime:resolve_device": {"device": "inference.device"},
     "vcrbench.sampling:make_manifest": {"mode": "sampling.mode"},
     "vcrbench.settings:VifSettings.__init__": {"variant": "vif.variant", "grey": "vif.grey"},
+    "vcrbench.settings:CoverageSettings.__init__": {
+        "bins": "coverage.bins",
+        "min_count": "coverage.min_count",
+        "reference_n": "coverage.reference_n",
+        "denominator": "coverage.denominator",
+    },
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
     **{
         f"vcrbench.{function}": {

@@ -8,6 +8,7 @@ import pytest
 
 from vcrbench import bins, coverage, io, sampling, testset
 from vcrbench.corruptions import CorruptionError, Param, build_corruption, get_corruption
+from vcrbench.settings import CoverageSettings
 from vcrbench.vif import delta_v
 
 
@@ -233,12 +234,28 @@ def test_coverage_counts_bins_and_uses_the_denominator():
     assert res["covered_bins"] == 2  # bins 0 and 38; bin 19 has 19; bin 39 (dv = 1) not counted
     assert res["coverage"] == pytest.approx(2 / 39)
     assert res["counts"][39] == 25 and res["n_images"] == len(dv)
-    assert coverage.coverage(dv, min_count=20, denominator=40)["covered_bins"] == 3
+    assert coverage.coverage(dv, 20, CoverageSettings(denominator=40))["covered_bins"] == 3
     assert coverage.coverage(dv, min_count=19)["covered_bins"] == 3
     full = coverage.coverage(np.linspace(0, 0.9999, 39 * 5), min_count=5)
     assert full["coverage"] == 1.0
     with pytest.raises(ValueError, match="denominator"):
-        coverage.coverage(dv, denominator=41)
+        CoverageSettings(denominator=41)
+    with pytest.raises(ValueError, match="min_count"):
+        coverage.coverage(dv, 0)
+
+
+def test_coverage_settings_are_the_coverage_block_with_the_schemas_defaults():
+    """The ``coverage`` block, typed: its defaults are the schema's (the paper's 40 bins, 20
+    images at 50,000, k/39), a config's values go through whole, and the table says them."""
+    assert CoverageSettings() == CoverageSettings(40, 20, 50_000, 39)
+    block = {"bins": 20, "min_count": 5, "reference_n": 1_000, "denominator": 19}
+    settings = CoverageSettings.of_config(block)
+    assert settings == CoverageSettings(20, 5, 1_000, 19)
+    assert CoverageSettings.of_config({"min_count": 5}) == CoverageSettings(min_count=5)
+    assert coverage.threshold(1_000, settings) == 5 and coverage.threshold(100, settings) == 1
+    dv = np.linspace(0, 0.9999, 19 * 5)
+    res = coverage.coverage(dv, 5, settings)
+    assert (res["bins"], res["denominator"], res["covered_bins"]) == (20, 19, 19)
 
 
 def test_coverage_table_and_histograms_from_files(tmp_path, clean_set, noise, manifest):

@@ -2,23 +2,14 @@
 
 from vcrbench import coverage, io
 from vcrbench.plan import job, paths
+from vcrbench.settings import CoverageSettings
 
 with job.run(snakemake):
-    cov = snakemake.params.coverage
+    settings = CoverageSettings.of_config(snakemake.params.coverage)
     vcr = paths.group(paths.SHARD, snakemake.input.shards, "corruption")
     imagenet_c = paths.group(paths.IMAGENET_C_SHARD, snakemake.input.imagenet_c, "corruption")
     uniform = paths.index(paths.MANIFEST, snakemake.input.manifests, "corruption")
-    table = coverage.coverage_table(
-        vcr,
-        imagenet_c,
-        n_bins=cov["bins"],
-        min_count=cov["min_count"],
-        reference_n=cov["reference_n"],
-        denominator=cov["denominator"],
-        uniform_draws=uniform,
-    )
+    table = coverage.coverage_table(vcr, imagenet_c, settings, uniform_draws=uniform)
     io.write_csv(table, snakemake.output.csv)
-    histograms = coverage.dv_histograms(
-        vcr, imagenet_c, n_bins=cov["bins"], uniform_draws=uniform
-    )
+    histograms = coverage.dv_histograms(vcr, imagenet_c, settings, uniform_draws=uniform)
     io.write_csv(histograms, snakemake.output.histograms)

@@ -72,18 +72,11 @@ class FailedJob:
     message: str | None
 
 
-def _event(record: logging.LogRecord) -> str | None:
-    from snakemake_interface_logger_plugins.common import LogEvent
-
-    event = getattr(record, "event", None)
-    return LogEvent(event) if event in set(LogEvent) else None
-
-
 def failed_job(record: logging.LogRecord) -> FailedJob | None:
     """The failed job a record of Snakemake's logger reports, None for any other record."""
     from snakemake_interface_logger_plugins.common import LogEvent
 
-    if _event(record) != LogEvent.JOB_ERROR:
+    if getattr(record, "event", None) != LogEvent.JOB_ERROR:  # a StrEnum: equal to its value
         return None
     logs = tuple(str(x) for x in (getattr(record, "log", None) or []))
     return FailedJob(str(getattr(record, "rule_name", "")), logs, getattr(record, "rule_msg", None))
@@ -95,6 +88,8 @@ def rule_exception(record: logging.LogRecord) -> str | None:
     command), None for any other record."""
     from snakemake_interface_logger_plugins.common import LogEvent
 
-    if _event(record) != LogEvent.ERROR or getattr(record, "exception", None) != "RuleException":
+    if getattr(record, "event", None) != LogEvent.ERROR:
+        return None
+    if getattr(record, "exception", None) != "RuleException":
         return None
     return str(record.msg)

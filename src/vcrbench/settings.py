@@ -24,6 +24,12 @@ GREY_CONVERSIONS = schema.enum_of("vif.grey")
 VIF_VARIANTS = schema.enum_of("vif.variant")
 
 
+def _of_block(cls, block: Mapping):
+    """A settings class's value from a validated config block: each field the block gives, the
+    schema's default (the field's) for each it leaves out."""
+    return cls(**{f.name: block[f.name] for f in fields(cls) if f.name in block})
+
+
 @dataclass(frozen=True)
 class VifSettings:
     """The ``vif`` block of the config, typed.
@@ -52,7 +58,7 @@ class VifSettings:
     @classmethod
     def of_config(cls, vif: Mapping) -> VifSettings:
         """From a validated config's ``vif`` block (a key it leaves out: the schema's default)."""
-        return cls(**{f.name: vif[f.name] for f in fields(cls) if f.name in vif})
+        return _of_block(cls, vif)
 
     @classmethod
     def of_job(cls, params: Mapping) -> VifSettings:
@@ -112,4 +118,4 @@ class CoverageSettings:
     def of_config(cls, coverage: Mapping) -> CoverageSettings:
         """From a validated config's ``coverage`` block (or the ``coverage`` param of the rule
         ``coverage_table``, the same mapping); a key it leaves out: the schema's default."""
-        return cls(**{f.name: coverage[f.name] for f in fields(cls) if f.name in coverage})
+        return _of_block(cls, coverage)

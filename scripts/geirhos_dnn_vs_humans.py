@@ -28,6 +28,7 @@ from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import dnn, reader
 from vcrbench.humans.geirhos import stages as geirhos_stages
 from vcrbench.plan.humans import mapping_options, references_of
+from vcrbench.settings import HumanMappingSettings, VifSettings
 
 
 def accuracy_tables(dnn_aggregation: str) -> None:
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--placement", default=block["placement"], choices=mapping.PLACEMENTS)
     ap.add_argument("--anchor", default=block["anchor"])
     ap.add_argument("--dnn-aggregation", default="mean", choices=["mean", "sum"])
-    ap.add_argument("--vif-variant", default="kumar")
+    ap.add_argument("--vif-variant", default=schema.default_of("vif.variant"))
     ap.add_argument("--n-boot", type=int, default=200)
     ap.add_argument("--min-count", type=int, default=20)
     ap.add_argument("--level", type=float, default=0.95)
@@ -119,8 +120,11 @@ def main(argv: list[str] | None = None) -> int:
             stages.ingest_reference(reference, ref / "trials.parquet")
             cdv = stages.map_conditions(
                 ref / "trials.parquet", images, index, ref / "conditions.parquet",
-                reference_name=name, seed=args.seed, vif_variant=args.vif_variant,
-                **mapping_options({"humans": humans_cfg}, name),
+                reference_name=name, seed=args.seed,
+                settings=HumanMappingSettings.of_config(
+                    mapping_options({"humans": humans_cfg}, name)
+                ),
+                vif_settings=VifSettings(variant=args.vif_variant),
             )  # fmt: skip
             print(f"### {name}\n")
             summary = mapping.summarise(cdv).drop(columns="corruption")
@@ -139,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             f"## HMRI/MRSI against the humans ({args.level:.0%} bootstrap intervals, "
             f"B = {args.n_boot})\n"
         )
-        print(dnn.format_table(table))
+        print(dnn.format_table(table, schema.default_of("figures.digits")))
         if args.out:
             shutil.copytree(work, args.out, dirs_exist_ok=True)
     finally:

@@ -119,3 +119,63 @@ class CoverageSettings:
         """From a validated config's ``coverage`` block (or the ``coverage`` param of the rule
         ``coverage_table``, the same mapping); a key it leaves out: the schema's default."""
         return _of_block(cls, coverage)
+
+
+#: Reference images of a human condition's Δv: the clean colour image, or the experiment's
+#: least-manipulated stimulus (:mod:`vcrbench.humans.mapping`).
+HUMAN_MAPPING_REFERENCES = schema.enum_of("humans.mapping.reference")
+
+
+@dataclass(frozen=True)
+class HumanMappingSettings:
+    """The ``humans.mapping`` block of the config, typed: how the fixed conditions of a human
+    reference are placed on the Δv axis (docs/humans.md), taken by
+    :func:`vcrbench.humans.mapping.condition_dv` and :func:`vcrbench.humans.stages.map_conditions`.
+    A reference's own ``mapping`` entry overrides keys of the block
+    (:func:`vcrbench.plan.humans.mapping_options` merges them; this is the merged value).
+
+    Attributes
+    ----------
+    reference
+        Reference image of Δv, :data:`HUMAN_MAPPING_REFERENCES`; ``humans.mapping.reference``.
+    n_images
+        Clean-set images the conditions are measured on (a seeded choice; None: all);
+        ``humans.mapping.n_images``.
+    draws
+        Manipulations per image and condition (independent noise); ``humans.mapping.draws``.
+    lowpass_sigma_scale
+        Low-pass σ in the clean set's pixels per σ of Geirhos' 224-px grid;
+        ``humans.mapping.lowpass_sigma_scale``.
+    jpeg_quality
+        Measure Δv on JPEG-compressed stimuli of this quality (None: lossless);
+        ``humans.mapping.jpeg_quality``.
+    """
+
+    reference: str = schema.default_of("humans.mapping.reference")
+    n_images: int | None = schema.default_of("humans.mapping.n_images")
+    draws: int = schema.default_of("humans.mapping.draws")
+    lowpass_sigma_scale: float = schema.default_of("humans.mapping.lowpass_sigma_scale")
+    jpeg_quality: int | None = schema.default_of("humans.mapping.jpeg_quality")
+
+    def __post_init__(self):
+        if self.reference not in HUMAN_MAPPING_REFERENCES:
+            raise ValueError(
+                f"reference must be one of {HUMAN_MAPPING_REFERENCES}, not {self.reference!r}"
+            )
+        if self.draws < 1:
+            raise ValueError(f"draws must be at least 1, got {self.draws}")
+        if self.n_images is not None and self.n_images < 1:
+            raise ValueError(f"n_images must be at least 1, got {self.n_images}")
+        if not self.lowpass_sigma_scale > 0:
+            raise ValueError(
+                f"lowpass_sigma_scale must be positive, got {self.lowpass_sigma_scale}"
+            )
+        if self.jpeg_quality is not None and not 1 <= self.jpeg_quality <= 100:
+            raise ValueError(f"jpeg_quality must be in [1, 100], got {self.jpeg_quality}")
+
+    @classmethod
+    def of_config(cls, mapping: Mapping) -> HumanMappingSettings:
+        """From a validated config's ``humans.mapping`` block, or a reference's merged mapping
+        options (the ``mapping`` param of the rule ``map_human_conditions``); a key it leaves
+        out: the schema's default."""
+        return _of_block(cls, mapping)

@@ -116,40 +116,6 @@ TIED: dict[str, dict[str, str]] = {
         "digits": "figures.digits",
         "leaderboard_sort": "figures.leaderboard_sort",
     },
-    "vcrbench.humans.curves:accuracy_anchor": {"anchor": "humans.anchor"},
-    "vcrbench.humans.curves:human_estimates": {
-        "seed": "seed",
-        "anchor": "humans.anchor",
-        "placement": "humans.placement",
-    },
-    "vcrbench.humans.geirhos.dnn:dnn_vs_humans": {"metric_range": "humans.metric_range"},
-    "vcrbench.humans.geirhos.dnn:format_table": {"digits": "figures.digits"},
-    "vcrbench.humans.geirhos.error_consistency:consistency_by_condition": {
-        "n_bins": "estimation.bins"
-    },
-    "vcrbench.humans.geirhos.error_consistency:consistency_table": {"n_bins": "estimation.bins"},
-    "vcrbench.humans.mapping:manipulate": {
-        "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale"
-    },
-    "vcrbench.humans.mapping:condition_dv": {
-        "vif_variant": "vif.variant",
-        "seed": "seed",
-        "reference": "humans.mapping.reference",
-        "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale",
-        "draws": "humans.mapping.draws",
-    },
-    "vcrbench.humans.mapping:assign_dv": {"placement": "humans.placement"},
-    "vcrbench.humans.screening:screening_table": {"alpha": "humans.screening.alpha"},
-    "vcrbench.humans.screening:screening": {"alpha": "humans.screening.alpha"},
-    "vcrbench.humans.stages:map_conditions": {
-        "vif_variant": "vif.variant",
-        "reference": "humans.mapping.reference",
-        "n_images": "humans.mapping.n_images",
-        "draws": "humans.mapping.draws",
-        "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale",
-    },
-    "vcrbench.humans.geirhos.stages:error_consistency_table": {"n_bins": "estimation.bins"},
-    "vcrbench.humans.geirhos.trained:trained_vs_humans": {"metric_range": "humans.metric_range"},
     "vcrbench.inference.run:InferenceOptions.__init__": {
         "batch_size": "inference.batch_size",
         "device": "inference.device",
@@ -186,6 +152,12 @@ TIED: dict[str, dict[str, str]] = {
         "reference_n": "coverage.reference_n",
         "denominator": "coverage.denominator",
     },
+    "vcrbench.settings:HumanMappingSettings.__init__": {
+        "reference": "humans.mapping.reference",
+        "n_images": "humans.mapping.n_images",
+        "draws": "humans.mapping.draws",
+        "lowpass_sigma_scale": "humans.mapping.lowpass_sigma_scale",
+    },
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
     **{
         f"vcrbench.{function}": {
@@ -195,8 +167,6 @@ TIED: dict[str, dict[str, str]] = {
         for function in (
             "similarity:similar",
             "similarity:classes_found",
-            "figures.humans:similarity_table",
-            "figures.humans:human_similarity_figure",
         )
     },
     "vcrbench.defense_effects:relative_change": {"small_sample": "estimation.small_sample"},
@@ -309,9 +279,6 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.corruptions.corruption:Corruption.__init__": {"variant"},
     # the kind of band asked of an estimate (pointwise or simultaneous), not dataset.kind
     "vcrbench.estimation.estimate:Estimate.band": {"kind"},
-    # the batch of the humans' condition measurements; it disagrees with inference.batch_size
-    # (64) and is left to the humans package's reorganisation
-    "vcrbench.humans.mapping:condition_dv": {"batch_size"},
     # images per Δv measurement batch of test-set generation: no config key (it changes no
     # result), not the models' inference.batch_size
     **{

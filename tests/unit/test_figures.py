@@ -417,7 +417,7 @@ def test_similarity_table_and_figure():
         "ref-blur": {"corruption": "geirhos_lowpass", "similarity_class": "blur"},
         "ref-none": {"corruption": "frost", "similarity_class": None},
     }
-    table = similarity_table(est, info, level=0.83)
+    table = similarity_table(est, info, level=0.83, band="pointwise")
     assert len(table) == 6
     pair = table.set_index(["reference_a", "reference_b"])
     assert bool(pair.loc[("ref-noise", "ref-noise2"), "similar"])
@@ -426,14 +426,14 @@ def test_similarity_table_and_figure():
     assert np.isnan(pair.loc[("ref-blur", "ref-none"), "similar"])
     style = Style()
     with style.context():
-        fig = human_similarity_figure(est, info, style, level=0.83)
+        fig = human_similarity_figure(est, info, style, level=0.83, band="pointwise")
         titles = [ax.get_title(loc="left") for ax in fig.get_axes()]
         # blur class, no class, noise class, and all references
         assert len(titles) == 4
         assert any("similar" in t and "noise class" in t for t in titles)
         assert_readable(fig)
     with pytest.raises(ValueError, match="no human references"):
-        human_similarity_figure({}, {}, style)
+        human_similarity_figure({}, {}, style, level=0.83, band="pointwise")
 
 
 # --------------------------------------------------------------------------- saving

@@ -13,6 +13,7 @@ from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.vocab import ESTIMATE_TABLES, param_columns_of
 
 SETTINGS = {"n_boot": 8, "min_count": 5}
+FIT = curves.HumanFit(SETTINGS, "auto", "draw")
 
 
 def fake_conditions(trials: pd.DataFrame, n_images: int = 4, draws: int = 2) -> pd.DataFrame:
@@ -51,16 +52,18 @@ def noise_cdv(noise):
 
 
 def test_assign_dv_draws_from_the_condition_pool(noise, noise_cdv):
-    dv = mapping.assign_dv(noise, noise_cdv, seed=3)
+    dv = mapping.assign_dv(noise, noise_cdv, seed=3, placement="draw")
     assert not np.isnan(dv).any()
     for cond, idx in noise.groupby("condition").indices.items():
         pool = set(noise_cdv.loc[noise_cdv["condition"] == cond, "dv"])
         assert set(dv[idx]) <= pool
         assert len(set(dv[idx])) > 1  # trials are spread over the condition's images
     # same seed and replicate: same values; another replicate: other values
-    assert np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=3))
-    assert not np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=3, replicate=1))
-    assert not np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=4))
+    assert np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=3, placement="draw"))
+    assert not np.array_equal(
+        dv, mapping.assign_dv(noise, noise_cdv, seed=3, replicate=1, placement="draw")
+    )
+    assert not np.array_equal(dv, mapping.assign_dv(noise, noise_cdv, seed=4, placement="draw"))
 
 
 def test_assign_dv_median_and_measured(noise, noise_cdv):
@@ -70,12 +73,14 @@ def test_assign_dv_median_and_measured(noise, noise_cdv):
     # a measured Δv is kept
     t = noise.copy()
     t.loc[0, "dv"] = 0.5
-    assert mapping.assign_dv(t, noise_cdv, seed=0)[0] == 0.5
+    assert mapping.assign_dv(t, noise_cdv, seed=0, placement="draw")[0] == 0.5
 
 
 def test_assign_dv_unknown_condition(noise, noise_cdv):
     with pytest.raises(HumanDataError, match=r"no Δv measured for condition '0.90'"):
-        mapping.assign_dv(noise, noise_cdv[noise_cdv["condition"] != "0.90"], seed=0)
+        mapping.assign_dv(
+            noise, noise_cdv[noise_cdv["condition"] != "0.90"], seed=0, placement="draw"
+        )
 
 
 def test_conditions_of(noise):
@@ -91,7 +96,7 @@ def test_conditions_of(noise):
 
 
 def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path):
-    est = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
+    est = curves.human_estimates(noise, noise_cdv, FIT, 1, name="t")
     assert set(est.curves) == {"accuracy"}  # no clean answers: no consistency
     lo, hi, rule = est.support["accuracy"]
     assert 0 < lo < hi <= 1 and "q05" in rule  # zero-condition anchor: no data at Δv = 0
@@ -106,7 +111,7 @@ def test_geirhos_curve_is_estimated_and_deterministic(noise, noise_cdv, tmp_path
     med = noise_cdv.groupby("condition")["dv"].median()
     for cond in ("0.20", "0.35"):
         assert abs(np.interp(med[cond], acc.grid, acc.values) - table[cond]) < 0.06
-    again = curves.human_estimates(noise, noise_cdv, SETTINGS, seed=1, name="t")
+    again = curves.human_estimates(noise, noise_cdv, FIT, 1, name="t")
     assert np.array_equal(acc.replicates, again.curves["accuracy"].replicates)
     p1 = write_human_estimate(est, tmp_path / "a")
     p2 = write_human_estimate(again, tmp_path / "b")
@@ -124,8 +129,9 @@ def test_placement_uncertainty_widens_the_band(noise, noise_cdv):
     wide = noise_cdv.assign(
         dv=np.clip(noise_cdv["dv"] + noise_cdv["image_id"].str[-1].astype(int) * 0.04 - 0.06, 0, 1)
     )
-    draw = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w").curves["accuracy"]
-    med = curves.human_estimates(noise, wide, SETTINGS, seed=0, name="w", placement="median")
+    draw = curves.human_estimates(noise, wide, FIT, 0, name="w").curves["accuracy"]
+    median = curves.HumanFit(SETTINGS, "auto", "median")
+    med = curves.human_estimates(noise, wide, median, 0, name="w")
     med = med.curves["accuracy"]
     assert (draw.hi - draw.lo).mean() > (med.hi - med.lo).mean()
 
@@ -159,7 +165,7 @@ def user_trials(n_per=60, seed=0, repeats=0):
 
 def test_user_trials_give_both_curves():
     t = user_trials(repeats=10)
-    est = curves.human_estimates(t, None, SETTINGS, seed=0)
+    est = curves.human_estimates(t, None, FIT, 0, name="humans")
     assert est.anchor == "clean-image accuracy"
     assert est.curves["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
     # s_p(0): the humans' own consistency on the clean image shown again, not 1
@@ -173,7 +179,7 @@ def test_user_trials_give_both_curves():
 
 
 def test_human_consistency_without_clean_repeats_is_empty_with_its_reason():
-    est = curves.human_estimates(user_trials(), None, SETTINGS, seed=0)
+    est = curves.human_estimates(user_trials(), None, FIT, 0, name="humans")
     assert "consistency" not in est.curves and "accuracy" in est.curves
     assert est.skipped["consistency"] == curves.NO_CLEAN_CONSISTENCY
     assert "not pinned at 1" in est.skipped["consistency"]
@@ -191,7 +197,7 @@ def test_anchor_options(noise):
 
 def test_trials_without_dv_need_conditions(noise):
     with pytest.raises(HumanDataError, match="need the conditions table"):
-        curves.human_estimates(noise, None, SETTINGS)
+        curves.human_estimates(noise, None, FIT, 0, name="humans")
 
 
 def test_ingest(tmp_path):

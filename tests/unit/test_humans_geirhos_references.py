@@ -15,6 +15,10 @@ from vcrbench.humans.geirhos import reader
 from vcrbench.humans.transfer import resolve_reference
 from vcrbench.kappa import error_consistency
 from vcrbench.plan.humans import reference_of, references_of
+from vcrbench.settings import HumanMappingSettings
+
+#: One measurement per image (what the placement tests need; the low-pass filter's own count).
+ONE_DRAW = HumanMappingSettings(draws=1)
 
 PLACEABLE = {
     "colour": ("geirhos_greyscale", "amount", "cr"),
@@ -79,18 +83,19 @@ def test_trials_map_onto_the_dv_axis(name):
     # the least-manipulated condition is the undistorted one (contrast: c100, not c01)
     assert zero_condition(trials) == zero
     conds = mapping.conditions_of(trials)
-    cdv = mapping.condition_dv(conds, TinyCleanSet(), draws=1)
+    cdv = mapping.condition_dv(conds, TinyCleanSet(), 0, ONE_DRAW)
     assert len(cdv) == 2 * len(info.conditions) and cdv["dv"].between(0, 1).all()
     median = cdv.groupby("condition")["dv"].median()
     assert median[zero] == median.min() or median[zero] < 0.3
-    placed = mapping.assign_dv(trials, cdv, seed=0)
+    placed = mapping.assign_dv(trials, cdv, seed=0, placement="draw")
     assert not np.isnan(placed).any()
 
 
 def test_zero_condition_reference_uses_the_identity():
     trials = reader.read_geirhos("contrast")
     conds = mapping.conditions_of(trials)
-    cdv = mapping.condition_dv(conds, TinyCleanSet(), reference="zero-condition", draws=1)
+    zero = HumanMappingSettings(reference="zero-condition", draws=1)
+    cdv = mapping.condition_dv(conds, TinyCleanSet(), 0, zero)
     # relative to the c100 stimulus, c100 itself changes nothing
     assert (cdv.loc[cdv.condition == "c100", "dv"] < 1e-9).all()
     assert (cdv.loc[cdv.condition == "c01", "dv"] > 0.5).all()
@@ -144,14 +149,14 @@ def test_trained_networks_on_the_dv_axis():
         with pytest.raises(HumanDataError, match=why):
             trained.read_trained(test)
     humans = reader.read_geirhos("noise")
-    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
+    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), 0, ONE_DRAW)
     settings = {"n_boot": 4, "min_count": 3, "n_folds": 2}
     seed = reference_seed(0, "geirhos2018-noise")
-    est_h = human_estimates(
-        humans, cdv, settings, seed, anchor="zero-condition", properties=("accuracy",)
-    )
+    zero = HumanFit(settings, "zero-condition", "draw")
+    est_h = human_estimates(humans, cdv, zero, seed, name="humans", properties=("accuracy",))
     noise = ExperimentHumans("noise", cdv, seed, est_h)
-    table = trained.trained_vs_humans([noise], HumanFit(settings, "auto", "draw"))
+    fit = HumanFit(settings, "auto", "draw")
+    table = trained.trained_vs_humans([noise], fit, metric_range="support")
     assert tuple(table.columns) == trained.TABLE_COLUMNS
     assert table["test"].tolist() == ["noise-png"] * 9
     base = table[table.model == "A1"].iloc[0]
@@ -180,7 +185,7 @@ def test_error_consistency_per_condition(tmp_path):
     from vcrbench.humans.geirhos import stages
 
     humans = reader.read_geirhos("noise")
-    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), draws=1)
+    cdv = mapping.condition_dv(mapping.conditions_of(humans), TinyCleanSet(), 0, ONE_DRAW)
     cdv_path = tmp_path / "c.parquet"
     cdv.to_parquet(cdv_path)
     refs = references_of(
@@ -189,7 +194,7 @@ def test_error_consistency_per_condition(tmp_path):
             "mine": {"kind": "trials", "path": "x", "corruption": "blur"},
         }
     )
-    table = stages.error_consistency_table(refs, {"n": cdv_path}, tmp_path / "t.csv")
+    table = stages.error_consistency_table(refs, {"n": cdv_path}, tmp_path / "t.csv", n_bins=40)
     assert tuple(table.columns) == ec.TABLE_COLUMNS
     assert set(table.network) == set(gd.PRETRAINED_NETWORKS) and len(table) == 3 * 8
     # the pairs: a human and the network on the same source image and condition (42 for

@@ -11,6 +11,7 @@ from vcrbench.humans import mapping
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.manipulation import GEIRHOS_MEAN_GREY, geirhos_lowpass, to_uint8
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import HumanMappingSettings as Settings
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +54,14 @@ def test_to_uint8_rounds_half_up():
 @pytest.fixture(scope="module")
 def noise_cdv(clean_set):
     conds = mapping.conditions_of(reader.read_geirhos("noise"))
-    return mapping.condition_dv(conds, clean_set, seed=5, draws=2)
+    return mapping.condition_dv(conds, clean_set, 5, Settings(draws=2))
 
 
 @pytest.fixture(scope="module")
 def lowpass_cdv(clean_set):
     conds = mapping.conditions_of(reader.read_geirhos("lowpass"))
     # deterministic: one draw per image, as stages.map_conditions asks for it
-    return mapping.condition_dv(conds, clean_set, seed=5, draws=1)
+    return mapping.condition_dv(conds, clean_set, 5, Settings(draws=1))
 
 
 def _medians(cdv, conditions):
@@ -84,11 +85,11 @@ def test_dv_increases_with_width_and_sigma(noise_cdv, lowpass_cdv):
 def test_condition_dv_is_deterministic(clean_set, noise_cdv):
     conds = mapping.conditions_of(reader.read_geirhos("noise"))
     sub = conds[conds["condition"].isin(["0.10", "0.60"])]
-    again = mapping.condition_dv(sub, clean_set, seed=5, draws=2)
+    again = mapping.condition_dv(sub, clean_set, 5, Settings(draws=2))
     ref = noise_cdv[noise_cdv["condition"].isin(["0.10", "0.60"])].reset_index(drop=True)
     np.testing.assert_array_equal(again["dv"].to_numpy(), ref["dv"].to_numpy())
     np.testing.assert_array_equal(again["seed"].to_numpy(), ref["seed"].to_numpy())
-    other = mapping.condition_dv(sub, clean_set, seed=6, draws=2)
+    other = mapping.condition_dv(sub, clean_set, 6, Settings(draws=2))
     assert not np.array_equal(other["dv"].to_numpy(), ref["dv"].to_numpy())
     assert list(again.columns) == [
         "corruption", "condition", "param.width", "image_id", "draw", "seed", "vif", "dv",
@@ -99,7 +100,7 @@ def test_condition_dv_is_deterministic(clean_set, noise_cdv):
 def test_zero_condition_reference(clean_set, noise_cdv):
     conds = mapping.conditions_of(reader.read_geirhos("noise"))
     sub = conds[conds["condition"].isin(["0.00", "0.10"])]
-    zero = mapping.condition_dv(sub, clean_set, seed=5, reference="zero-condition", draws=1)
+    zero = mapping.condition_dv(sub, clean_set, 5, Settings(reference="zero-condition", draws=1))
     at0 = zero[zero["condition"] == "0.00"]["dv"].to_numpy()
     assert np.all(at0 < 1e-9)
     orig = noise_cdv[(noise_cdv["condition"] == "0.10") & (noise_cdv["draw"] == 0)]["dv"].to_numpy()
@@ -111,14 +112,26 @@ def test_summarise_and_options(lowpass_cdv, clean_set):
     assert s["condition"].tolist() == ["0", "1", "3", "5", "7", "10", "15", "40"]
     assert (s["n"] == 2).all() and (s["dv_q05"] <= s["dv_median"]).all()
     with pytest.raises(ValueError, match="reference"):
-        mapping.condition_dv(lowpass_cdv.head(1), clean_set, reference="grey")
+        Settings(reference="grey")
     with pytest.raises(ValueError, match="n_images"):
         mapping.sample_image_ids(["a", "b"], 0, 0)
     assert mapping.sample_image_ids(list("edcba"), 3, 1) == mapping.sample_image_ids(list("abcde"), 3, 1)
     conds = mapping.conditions_of(reader.read_geirhos("lowpass")).head(2)
     bad = conds.drop(columns="param.sigma")
     with pytest.raises(HumanDataError, match="param.sigma"):
-        mapping.condition_dv(bad, clean_set)
+        mapping.condition_dv(bad, clean_set, 0)
+
+
+def test_manipulate_scales_sigma_and_compresses_as_the_settings_say():
+    rng = np.random.default_rng(1)
+    img = rng.integers(0, 256, size=(32, 40, 3), dtype=np.uint8)
+    scaled = mapping.manipulate(
+        "geirhos_lowpass", img, {"sigma": 1.5}, 0, Settings(lowpass_sigma_scale=2.0)
+    )
+    assert np.array_equal(scaled, geirhos_lowpass(img, 3.0))
+    assert not np.array_equal(scaled, mapping.manipulate("geirhos_lowpass", img, {"sigma": 1.5}, 0))
+    jpeg = mapping.manipulate("geirhos_lowpass", img, {"sigma": 1.5}, 0, Settings(jpeg_quality=75))
+    assert np.array_equal(jpeg, mapping.jpeg_roundtrip(geirhos_lowpass(img, 1.5), 75))
 
 
 def darken(image, p, rng):
@@ -137,7 +150,7 @@ def test_user_corruption_at_fixed_conditions(clean_set):
     cdv = mapping.condition_dv(conds, clean_set, seed=0, corruptions_config=opts)
     assert np.all(np.diff(_medians(cdv, ["a", "b", "c"])) > 0)
     zero = mapping.condition_dv(
-        conds, clean_set, seed=0, corruptions_config=opts, reference="zero-condition"
+        conds, clean_set, 0, Settings(reference="zero-condition"), corruptions_config=opts
     )
     # the least-manipulated condition (same seed) is the reference: its own Δv is 0
     assert _medians(zero, ["a"])[0] < 1e-9 < _medians(cdv, ["a"])[0]

@@ -14,6 +14,7 @@ from vcrbench.humans.geirhos import stages as geirhos_stages
 from vcrbench.humans.geirhos.networks import network_anchor
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.plan.humans import reference_of, references_of
+from vcrbench.settings import HumanMappingSettings, VifSettings
 
 SETTINGS = {"n_boot": 6, "min_count": 5}
 FIT = HumanFit(SETTINGS, "auto", "draw")
@@ -31,7 +32,8 @@ def run(tmp_path_factory):
     stages.ingest_reference(LOWPASS, ref / "trials.parquet")
     cdv = stages.map_conditions(
         ref / "trials.parquet", images, index, ref / "conditions.parquet",
-        reference_name="geirhos2018-lowpass", seed=0, n_images=None, draws=3,
+        reference_name="geirhos2018-lowpass", seed=0,
+        settings=HumanMappingSettings(n_images=None, draws=3), vif_settings=VifSettings(),
     )  # fmt: skip
     # anchored by the least-manipulated condition (the default, auto, would take the lab's
     # full-signal trials for a Geirhos reference)
@@ -110,7 +112,8 @@ def test_user_trials_with_dv_need_no_conditions(run, tmp_path):
     stages.ingest_reference(mine, tmp_path / "trials.parquet")
     cdv = stages.map_conditions(
         tmp_path / "trials.parquet", run["images"], run["index"], tmp_path / "conditions.parquet",
-        reference_name="mine", seed=0,
+        reference_name="mine", seed=0, settings=HumanMappingSettings(),
+        vif_settings=VifSettings(),
     )  # fmt: skip
     assert cdv.empty
     est = stages.estimate_reference(

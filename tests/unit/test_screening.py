@@ -26,7 +26,7 @@ def test_binomial_test_per_unordered_pair(tmp_path):
     rows += [("p2", "shot_noise", "gaussian_noise", "different")] * 8  # the same pair, reversed
     rows += [("p1", "gaussian_noise", "gaussian_blur", " Different ")] * 20
     rows += [("p1", "gaussian_noise", "gaussian_noise", "same")] * 3
-    table = screening.screening(write(tmp_path, rows), tmp_path / "out.csv")
+    table = screening.screening(write(tmp_path, rows), tmp_path / "out.csv", alpha=0.05)
     t = table.set_index(["corruption_a", "corruption_b"])
     noise = t.loc[("gaussian_noise", "shot_noise")]
     assert noise["n_trials"] == 20 and noise["n_participants"] == 2
@@ -43,7 +43,8 @@ def test_binomial_test_per_unordered_pair(tmp_path):
 
 def test_the_documented_example_reads():
     table = screening.screening_table(
-        screening.read_answers(EXAMPLE, ["gaussian_noise", "shot_noise", "gaussian_blur"])
+        screening.read_answers(EXAMPLE, ["gaussian_noise", "shot_noise", "gaussian_blur"]),
+        alpha=schema.default_of("humans.screening.alpha"),
     )
     assert set(table["verdict"]) <= {"distinguishable", "not distinguishable", "catch trials"}
 

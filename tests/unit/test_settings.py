@@ -14,12 +14,12 @@ import pytest
 
 from tests.support.shipped import REPO
 from vcrbench import io, measure, plan, sampling, schema, testset
-from vcrbench.api.stages import manifest_params, shard_params
+from vcrbench.api.stages import manifest_params, mapping_params, shard_params
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.plan import config as cfg
 from vcrbench.provenance import config_hash
-from vcrbench.settings import VifSettings
+from vcrbench.settings import HumanMappingSettings, VifSettings
 
 
 def _config(vif_block=None) -> dict:
@@ -131,6 +131,44 @@ def test_a_toy_setting_is_schema_field_and_use(toy_schema, monkeypatch, clean_se
     assert io.read_metadata(toy)["toy_gain"] == 0.5 and "toy_gain" not in io.read_metadata(plain)
 
 
+# ------------------------------------------------------------------ humans.mapping
+
+
+def test_human_mapping_settings_are_the_blocks_with_the_schemas_defaults():
+    keys = set(schema.schema()["properties"]["humans"]["properties"]["mapping"]["properties"])
+    assert keys == {f.name for f in dataclasses.fields(HumanMappingSettings)}
+    config = plan.validate(_config())
+    assert dataclasses.asdict(HumanMappingSettings()) == config["humans"]["mapping"]
+    assert HumanMappingSettings.of_config({}) == HumanMappingSettings()
+    # a reference's own mapping overrides the block's keys; the job's param stays a plain mapping
+    refs = {"noise": {"kind": "geirhos2018", "experiment": "noise", "mapping": {"draws": 2}}}
+    config = plan.validate({**_config(), "humans": {"mapping": {"n_images": 9}, "references": refs}})
+    params = mapping_params(plan.Plan(config), "noise")
+    assert params["mapping"] == {**config["humans"]["mapping"], "draws": 2}
+    want = HumanMappingSettings(n_images=9, draws=2)
+    assert HumanMappingSettings.of_config(params["mapping"]) == want
+    assert VifSettings.of_job(params) == VifSettings()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("reference", "grey", "reference must be one of"),
+        ("draws", 0, "draws must be at least 1"),
+        ("n_images", 0, "n_images must be at least 1"),
+        ("lowpass_sigma_scale", 0.0, "lowpass_sigma_scale must be positive"),
+        ("jpeg_quality", 101, r"jpeg_quality must be in \[1, 100\]"),
+    ],
+)
+def test_human_mapping_settings_reject_what_the_schema_rejects(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        HumanMappingSettings(**{field: value})
+    config = _config()
+    config["humans"] = {"mapping": {field: value}}
+    with pytest.raises(ConfigError, match=f"humans.mapping.{field}"):
+        plan.validate(config)
+
+
 # ------------------------------------------------------------------ the scan
 
 
@@ -163,15 +201,10 @@ def test_the_scan_counts_defaults_named_like_a_key(tmp_path):
 
 def test_no_library_default_repeats_a_vif_or_stored_resolution_setting():
     """The measurement's settings are written in the schema and VifSettings only (``vif.vif``'s
-    ``variant`` default is read from them); the humans stage still takes a plain ``vif_variant``
-    (its jobs get no ``vif.grey``: left to the humans package's reorganisation)."""
+    ``variant`` default is read from them); the humans stage takes a VifSettings too."""
     found = _scan_module().setting_defaults()
     keys = ("vif_variant", "grey", "resolution", "stored_max_side")
-    repeated = [line for line in found if line.split("(", 1)[1].split("=")[0] in keys]
-    assert [line.split(" ", 1)[1] for line in repeated] == [
-        "condition_dv(vif_variant='kumar')", "map_conditions(vif_variant='kumar')",
-    ]  # fmt: skip
-    assert all(line.startswith("vcrbench/humans/") for line in repeated)
+    assert [line for line in found if line.split("(", 1)[1].split("=")[0] in keys] == []
     assert [line.split(" ", 1)[1] for line in found if "(variant=" in line] == [
         "vif(variant=DEFAULT.variant)"
     ]

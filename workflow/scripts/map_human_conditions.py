@@ -3,6 +3,7 @@
 from vcrbench import logs
 from vcrbench.humans import stages
 from vcrbench.plan import job
+from vcrbench.settings import HumanMappingSettings
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)
@@ -14,7 +15,7 @@ with job.run(snakemake):
         snakemake.output[0],
         reference_name=snakemake.wildcards.reference,
         seed=p.seed,
-        vif_variant=p.vif_variant,
+        settings=HumanMappingSettings.of_config(p.mapping),
+        vif_settings=job.vif_settings(snakemake),
         corruptions_config=p.corruptions,
-        **p.mapping,
     )

@@ -25,7 +25,7 @@ from vcrbench.plan import Plan, paths
 from vcrbench.plan import config as cfg
 from vcrbench.plan import humans as plan_humans
 from vcrbench.plan.job import checksum
-from vcrbench.settings import VifSettings
+from vcrbench.settings import HumanMappingSettings, VifSettings
 
 # --------------------------------------------------------------------------- the rules' params
 # Each is the ``params:`` of its rule in rules/*.smk (tests/workflow/test_api_workflow.py checks
@@ -261,8 +261,8 @@ def human_reference(plan: Plan, jobs: Jobs, reference: str, clean: tuple[Path, P
         "map_human_conditions", [conditions], mapping,
         lambda: human_stages.map_conditions(
             trials, *clean, conditions, reference_name=reference, seed=mapping["seed"],
-            vif_variant=mapping["vif_variant"], corruptions_config=mapping["corruptions"],
-            **mapping["mapping"],
+            settings=HumanMappingSettings.of_config(mapping["mapping"]),
+            vif_settings=VifSettings.of_job(mapping), corruptions_config=mapping["corruptions"],
         ),
     )  # fmt: skip
     fit = human_params(plan, reference)

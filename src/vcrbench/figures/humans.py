@@ -37,11 +37,13 @@ def similarity_table(
     estimates: Mapping[str, Mapping[str, Estimate]],
     info: Mapping[str, Mapping],
     *,
-    level: float = similarity.SIMILARITY_LEVEL,
-    band: str = similarity.SIMILARITY_BAND,
+    level: float,
+    band: str,
 ) -> pd.DataFrame:
     """The paper's similarity test (:func:`vcrbench.similarity.similar`) for every pair of human
-    references and every property both have: one row per pair and property.
+    references and every property both have, at ``level`` with bands of kind ``band``
+    (``estimation.similarity_level``, ``estimation.similarity_band``): one row per pair and
+    property.
 
     ``estimates``: ``{reference: {property: Estimate}}`` (as :func:`read_estimates` gives);
     ``info``: ``{reference: {"corruption": ..., "similarity_class": ...}}``. A pair whose
@@ -83,8 +85,8 @@ def human_similarity_figure(
     info: Mapping[str, Mapping],
     style: Style,
     *,
-    level: float = similarity.SIMILARITY_LEVEL,
-    band: str = similarity.SIMILARITY_BAND,
+    level: float,
+    band: str,
     table: pd.DataFrame | None = None,
 ) -> Figure:
     """Human curves with their ``level`` bands (``band`` kind), one row of panels per property

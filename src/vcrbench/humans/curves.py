@@ -77,15 +77,16 @@ def zero_condition(trials: pd.DataFrame) -> str:
 
 def accuracy_anchor(
     trials: pd.DataFrame,
-    anchor: float | str = "auto",
+    anchor: float | str,
     full_signal: pd.DataFrame | None = None,
 ):
     """``(anchor0, anchor_groups, description)`` for :func:`vcrbench.estimation.estimate`.
 
-    ``anchor``: a number in [0, 1]; ``"clean"`` (accuracy on the clean image, needs recorded
-    clean answers); ``"full-signal"`` (accuracy in ``full_signal``, trials of the same lab on
-    unmanipulated images, e.g. Geirhos' colour experiment's colour condition: data really at
-    Δv = 0, resampled by their participants); ``"zero-condition"`` (accuracy in the
+    ``anchor`` (``humans.anchor``, :attr:`HumanFit.anchor`): a number in [0, 1]; ``"clean"``
+    (accuracy on the clean image, needs recorded clean answers); ``"full-signal"`` (accuracy in
+    ``full_signal``, trials of the same lab on unmanipulated images, e.g. Geirhos' colour
+    experiment's colour condition: data really at Δv = 0, resampled by their participants);
+    ``"zero-condition"`` (accuracy in the
     least-manipulated condition, stretched to Δv = 0: used only when asked for, or by ``"auto"``
     when nothing at Δv = 0 exists, and then the reference's support leaves [0, lo] out);
     ``"auto"``: clean if recorded for every trial, else full-signal if given, else
@@ -271,14 +272,12 @@ def _label_codes(groups, anchor_groups) -> tuple:
 def human_estimates(
     trials: pd.DataFrame,
     conditions: pd.DataFrame | None,
-    settings: Mapping | None = None,
-    seed: int = 0,
+    fit: HumanFit,
+    seed: int,
     *,
-    anchor: float | str = "auto",
-    placement: str = "draw",
+    name: str,
     groups: str | None = "participant",
     properties: tuple[str, ...] = PROPERTIES,
-    name: str = "humans",
     full_signal: pd.DataFrame | None = None,
 ) -> HumanEstimate:
     """Human curves s_h (accuracy, and consistency where clean answers exist) of one reference.
@@ -289,27 +288,24 @@ def human_estimates(
         Canonical trials (:mod:`~vcrbench.humans.trial_schema`).
     conditions : DataFrame or None
         :func:`~vcrbench.humans.mapping.condition_dv` output; needed if any trial lacks a Δv.
-    settings : mapping
-        The config's ``estimation`` block: ``bins, min_count, n_boot, level, weighting, lam,
-        n_folds, grid_size, anchor1, bootstrap_penalty, small_sample`` (missing keys: the
-        schema's defaults).
+    fit : HumanFit
+        The config's ``estimation`` block (``settings``: ``bins, min_count, n_boot, level,
+        weighting, lam, n_folds, grid_size, anchor1, bootstrap_penalty, small_sample``), the
+        accuracy ``anchor`` (:func:`accuracy_anchor`) and the ``placement`` of trials of a
+        condition on the Δv axis (:func:`~vcrbench.humans.mapping.assign_dv`).
     seed : int
         Root seed: the placement draws use ``seed`` (shared by every observer of a reference, so
         that replicates pair), the estimator ``derive_seed(seed, "humans", name, property)``.
-    anchor : number or str
-        Accuracy anchor (:func:`accuracy_anchor`).
+    name : str
+        Label used in seeds and progress bars (the reference's name).
     full_signal : DataFrame or None
         The same lab's trials on unmanipulated images, for the ``full-signal`` anchor.
-    placement : {'draw', 'median'}
-        How trials of a condition get their Δv (:func:`~vcrbench.humans.mapping.assign_dv`).
     groups : str or None
         Column whose values the bootstrap resamples as clusters (``participant``); None resamples
         trials (e.g. for one deterministic network).
     properties : tuple
         Which of ``accuracy``, ``consistency`` to estimate (consistency is skipped, not an
         error, when no trial has a clean answer).
-    name : str
-        Label used in seeds and progress bars (the reference name).
 
     Returns
     -------
@@ -317,7 +313,6 @@ def human_estimates(
         ``curves`` ``{property: vcrbench.estimation.Estimate}``, ``anchor`` (how s_a(0) was set)
         and ``support`` (:func:`dv_support` of each curve).
     """
-    settings = config_schema.validate_block("estimation", settings)
     unknown = sorted(set(properties) - set(PROPERTIES))
     if unknown:
         raise ValueError(f"unknown properties {unknown}; known: {PROPERTIES}")
@@ -328,12 +323,12 @@ def human_estimates(
     common = {
         "conditions": conditions,
         "placement_seed": seed,
-        "placement": placement,
+        "placement": fit.placement,
         "groups": groups,
-        "settings": settings,
+        "settings": fit.settings,
     }
     if "accuracy" in properties:
-        a0, a_groups, how = accuracy_anchor(trials, anchor, full_signal)
+        a0, a_groups, how = accuracy_anchor(trials, fit.anchor, full_signal)
         at_zero = how in ANCHORS_AT_ZERO
         out["accuracy"] = _estimate_one(
             trials, trial_schema.correct(trials).astype(np.float64), a0, a_groups,
@@ -366,10 +361,7 @@ class HumanFit:
         self, trials: pd.DataFrame, conditions: pd.DataFrame | None, seed: int, **kwargs
     ) -> HumanEstimate:
         """:func:`human_estimates` of ``trials`` with these settings, anchor and placement."""
-        return human_estimates(
-            trials, conditions, self.settings, seed, anchor=self.anchor,
-            placement=self.placement, **kwargs,
-        )  # fmt: skip
+        return human_estimates(trials, conditions, self, seed, **kwargs)
 
 
 def _consistency(trials, seed, name, common, out, support, skipped) -> None:

@@ -8,7 +8,9 @@ condition's distribution (seeded per replicate), so that human accuracy enters t
 estimator as the models' test samples, and the bootstrap, which redraws these values in every
 replicate, carries the uncertainty of where a condition lies on the Δv axis.
 
-Choices (see docs/humans.md for their measured effect):
+The choices are the config's ``humans.mapping`` block, one
+:class:`~vcrbench.settings.HumanMappingSettings` (see docs/humans.md for their measured effect);
+Δv is measured as the ``vif`` block's :class:`~vcrbench.settings.VifSettings` say.
 
 - *reference image* of Δv: ``"original"`` (default), the clean colour image, as for every model
   test sample (``Δv(x, T(x, c))``); or ``"zero-condition"``, the same manipulation at the
@@ -35,10 +37,15 @@ from tqdm.auto import tqdm
 from vcrbench import measure, seeding
 from vcrbench.humans.manipulation import geirhos_lowpass
 from vcrbench.humans.trial_schema import HumanDataError
-from vcrbench.settings import VifSettings
+from vcrbench.settings import HUMAN_MAPPING_REFERENCES, HumanMappingSettings, VifSettings
 from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 
-REFERENCES = ("original", "zero-condition")
+REFERENCES = HUMAN_MAPPING_REFERENCES
+#: The ``humans.mapping`` and ``vif`` blocks' defaults (the schema's).
+DEFAULT = HumanMappingSettings()
+DEFAULT_VIF = VifSettings()
+#: Clean images measured per step of :func:`condition_dv` (memory only: no Δv depends on it).
+IMAGES_PER_STEP = 64
 #: Our own manipulations; every other corruption name goes through the corruptions registry.
 LOCAL_MANIPULATIONS = ("geirhos_lowpass",)
 
@@ -66,11 +73,11 @@ def manipulate(
     image: np.ndarray,
     params: dict,
     seed: int,
-    lowpass_sigma_scale: float = 1.0,
-    jpeg_quality: int | None = None,
+    settings: HumanMappingSettings = DEFAULT,
     corruption_options: Mapping | None = None,
 ) -> np.ndarray:
-    """Apply a trial's manipulation to one HxWx3 uint8 image.
+    """Apply a trial's manipulation to one HxWx3 uint8 image (low-pass σ scaled by
+    ``settings.lowpass_sigma_scale``, JPEG-compressed at ``settings.jpeg_quality`` if given).
 
     ``corruption_options`` is the config's entry for the corruption (needed for a user corruption
     given by ``function``).
@@ -78,7 +85,7 @@ def manipulate(
     if corruption == "geirhos_lowpass":
         if "sigma" not in params:
             raise HumanDataError("geirhos_lowpass trials need a param.sigma column")
-        out = geirhos_lowpass(image, float(params["sigma"]) * lowpass_sigma_scale)
+        out = geirhos_lowpass(image, float(params["sigma"]) * settings.lowpass_sigma_scale)
     else:
         from vcrbench.corruptions import get_corruption
 
@@ -86,8 +93,8 @@ def manipulate(
         # only need to be where the function is defined.
         corr = get_corruption(corruption, corruption_options)
         out = corr.apply(image, params, seed, within="limits")
-    if jpeg_quality is not None:
-        out = jpeg_roundtrip(out, jpeg_quality)
+    if settings.jpeg_quality is not None:
+        out = jpeg_roundtrip(out, settings.jpeg_quality)
     return out
 
 
@@ -102,11 +109,11 @@ def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
     return np.repeat(dec[..., None], 3, axis=2) if dec.ndim == 2 else np.ascontiguousarray(dec)
 
 
-def _stimuli(images, params, seeds, corruption, options, lowpass_sigma_scale, jpeg_quality):
+def _stimuli(images, params, seeds, corruption, options, settings):
     """The manipulated batch: one image per clean image and seed."""
     return np.stack(
         [
-            manipulate(corruption, img, params, s, lowpass_sigma_scale, jpeg_quality, options)
+            manipulate(corruption, img, params, s, settings, options)
             for img, s in zip(images, seeds, strict=True)
         ]
     )
@@ -164,14 +171,11 @@ def sample_image_ids(image_ids: Sequence[str], n_images: int | None, seed: int) 
 def condition_dv(
     conditions: pd.DataFrame,
     clean_set,
-    vif_variant: str = "kumar",
-    seed: int = 0,
-    reference: str = "original",
-    n_images: int | None = None,
-    draws: int = 4,
-    lowpass_sigma_scale: float = 1.0,
-    jpeg_quality: int | None = None,
-    batch_size: int = 64,
+    seed: int,
+    settings: HumanMappingSettings = DEFAULT,
+    vif_settings: VifSettings = DEFAULT_VIF,
+    *,
+    images_per_step: int = IMAGES_PER_STEP,
     corruptions_config: Mapping | None = None,
 ) -> pd.DataFrame:
     """Δv of every condition on clean-set images: the distribution that places its trials.
@@ -182,21 +186,18 @@ def condition_dv(
         ``corruption, condition, param.*`` (e.g. :func:`conditions_of`); trials work too.
     clean_set : vcrbench.datasets.CleanSet
         Images to manipulate (``image_ids``, ``images(ids)``).
-    vif_variant : str
-        Passed to :func:`vcrbench.measure.visual_change`.
     seed : int
         Root seed; each (corruption, condition, image, draw) gets
         ``derive_seed(seed, "humans", corruption, condition, image_id, draw)``.
-    reference : {'original', 'zero-condition'}
-        Reference image of Δv (module docstring).
-    n_images : int, optional
-        Use this many clean-set images (seeded choice); default all.
-    draws : int
-        Manipulations per image and condition (independent noise; 1 for deterministic ones).
-    lowpass_sigma_scale, jpeg_quality
-        See module docstring.
-    batch_size : int
-        Clean images measured per step (memory only: every Δv is the same at any batch size).
+    settings : HumanMappingSettings
+        ``reference`` (the reference image of Δv, module docstring), ``n_images`` (this many
+        clean-set images, a seeded choice; None: all), ``draws`` (manipulations per image and
+        condition: independent noise; 1 for deterministic ones), ``lowpass_sigma_scale`` and
+        ``jpeg_quality`` (module docstring).
+    vif_settings : VifSettings
+        How Δv is measured (:func:`vcrbench.measure.visual_change`).
+    images_per_step : int
+        Clean images measured per step (memory only: every Δv is the same at any value).
     corruptions_config : mapping, optional
         The config's ``corruptions`` block: options of each corruption (user corruptions).
 
@@ -206,13 +207,10 @@ def condition_dv(
         One row per condition x image x draw: ``corruption, condition, param.*, image_id, draw,
         seed, vif, dv``, sorted; its metadata-worthy settings are in ``df.attrs``.
     """
-    if reference not in REFERENCES:
-        raise ValueError(f"reference must be one of {REFERENCES}, not {reference!r}")
-    if draws < 1:
-        raise ValueError(f"draws must be at least 1, got {draws}")
+    draws = settings.draws
     conds = conditions_of(conditions) if "dv" in conditions else conditions.copy()
     pcols = param_columns_of(conds)
-    ids = sample_image_ids(clean_set.image_ids, n_images, seed)
+    ids = sample_image_ids(clean_set.image_ids, settings.n_images, seed)
     rows = []
     records = conds.to_dict("records")
     least = _least_manipulated(conds, records, pcols)
@@ -222,27 +220,28 @@ def condition_dv(
         unit="img",
         mininterval=2.0,
     ) as bar:
-        for start in range(0, len(ids), batch_size):
-            batch_ids = ids[start : start + batch_size]
+        for start in range(0, len(ids), images_per_step):
+            batch_ids = ids[start : start + images_per_step]
             clean = clean_set.images(batch_ids)
             for rec in records:
                 options = (corruptions_config or {}).get(rec["corruption"])
-                style = (rec["corruption"], options, lowpass_sigma_scale, jpeg_quality)
+                style = (rec["corruption"], options, settings)
                 for d in range(draws):
                     rows += _draw_rows(
                         rec, pcols, d, batch_ids, clean, least[rec["corruption"]], style,
-                        seed=seed, reference=reference, vif_variant=vif_variant,
+                        seed=seed, reference=settings.reference, vif_settings=vif_settings,
                     )  # fmt: skip
                     bar.update(len(batch_ids))
     out = _condition_table(rows)
     out.attrs = {
-        "vif_variant": vif_variant,
+        "vif_variant": vif_settings.variant,
+        **vif_settings.metadata(),
         "seed": seed,
-        "reference": reference,
+        "reference": settings.reference,
         "n_images": len(ids),
         "draws": draws,
-        "lowpass_sigma_scale": lowpass_sigma_scale,
-        "jpeg_quality": jpeg_quality,
+        "lowpass_sigma_scale": settings.lowpass_sigma_scale,
+        "jpeg_quality": settings.jpeg_quality,
     }
     return out
 
@@ -261,7 +260,7 @@ def _least_manipulated(conds: pd.DataFrame, records: list[dict], pcols: list[str
     return least
 
 
-def _draw_rows(rec, pcols, d, batch_ids, clean, least, style, *, seed, reference, vif_variant):
+def _draw_rows(rec, pcols, d, batch_ids, clean, least, style, *, seed, reference, vif_settings):
     """The rows of draw ``d`` of condition ``rec`` on the clean images ``clean`` (of
     ``batch_ids``): each image manipulated with its own seed and its Δv from the reference
     (the clean image, or the same draw of the ``least`` manipulated condition)."""
@@ -274,7 +273,7 @@ def _draw_rows(rec, pcols, d, batch_ids, clean, least, style, *, seed, reference
         ref = clean
     else:
         ref = _stimuli(clean, least, seeds, *style)
-    vif, dv = measure.visual_change(ref, shown, VifSettings(variant=vif_variant))
+    vif, dv = measure.visual_change(ref, shown, vif_settings)
     return [
         {
             "corruption": rec["corruption"],
@@ -331,7 +330,8 @@ def assign_dv(
     cdv: pd.DataFrame,
     seed: int,
     replicate: int = 0,
-    placement: str = "draw",
+    *,
+    placement: str,
 ) -> np.ndarray:
     """Δv of every trial: its own where measured, else placed from its condition's distribution.
 

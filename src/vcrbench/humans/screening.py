@@ -81,10 +81,11 @@ def read_answers(path: str | os.PathLike, known: Iterable[str] | None = None) ->
     return df.reset_index(drop=True)
 
 
-def screening_table(answers: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame:
+def screening_table(answers: pd.DataFrame, *, alpha: float) -> pd.DataFrame:
     """One row per unordered pair (catch trials of one corruption included): the binomial test
-    against chance 0.5 and a verdict (``distinguishable``, ``not distinguishable``, or
-    ``catch trials`` for a corruption against itself)."""
+    at level ``alpha`` (``humans.screening.alpha``) against chance 0.5 and a verdict
+    (``distinguishable``, ``not distinguishable``, or ``catch trials`` for a corruption against
+    itself)."""
     a = answers["corruption_a"].where(
         answers["corruption_a"] <= answers["corruption_b"], answers["corruption_b"]
     )
@@ -124,7 +125,7 @@ def screening(
     out_path: str | os.PathLike,
     *,
     known: Iterable[str] | None = None,
-    alpha: float = 0.05,
+    alpha: float,
 ) -> pd.DataFrame:
     """:func:`screening_table` of an answers file, written as CSV."""
     table = screening_table(read_answers(answers_path, known), alpha=alpha)

@@ -11,15 +11,18 @@ function                    reads                                        writes
 :func:`estimate_reference`  trials, conditions                           ``results/humans/{ref}/{bins,curves,summary,replicates}.parquet``
 =========================== ============================================ ===================================
 
-A reference comes as a :class:`~vcrbench.humans.references.HumanReference` and the fitting
-settings as a :class:`~vcrbench.humans.curves.HumanFit`, both made by the plan layer
-(:mod:`vcrbench.plan.humans`) from the config. Seeds: every random draw derives from the config's
-root seed; the placement of trials on the Δv axis uses
+A reference comes as a :class:`~vcrbench.humans.references.HumanReference`, the fitting
+settings as a :class:`~vcrbench.humans.curves.HumanFit` and the mapping's as a
+:class:`~vcrbench.settings.HumanMappingSettings` (with the ``vif`` block's
+:class:`~vcrbench.settings.VifSettings`), all made by the plan layer
+(:mod:`vcrbench.plan.humans`) from the config, or by a job from its rule's params. Seeds: every
+random draw derives from the config's root seed; the placement of trials on the Δv axis uses
 :func:`~vcrbench.humans.references.reference_seed` of the reference.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -31,6 +34,7 @@ from vcrbench.humans import mapping, trial_schema
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.references import HumanReference, reference_seed
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import HumanMappingSettings, VifSettings
 from vcrbench.vocab import param_columns_of
 
 if TYPE_CHECKING:  # the estimator's imports take a second or two; ingesting and mapping need none
@@ -74,20 +78,18 @@ def map_conditions(
     *,
     reference_name: str,
     seed: int,
-    vif_variant: str = "kumar",
-    reference: str = "original",
-    n_images: int | None = 500,
-    draws: int = 4,
-    lowpass_sigma_scale: float = 1.0,
-    jpeg_quality: int | None = None,
+    settings: HumanMappingSettings,
+    vif_settings: VifSettings,
     corruptions_config: Mapping | None = None,
 ) -> pd.DataFrame:
-    """Δv distribution of every fixed condition of a reference's trials on the clean set.
+    """Δv distribution of every fixed condition of a reference's trials on the clean set
+    (:func:`~vcrbench.humans.mapping.condition_dv` with ``settings``, the reference's merged
+    ``humans.mapping`` options, measured as ``vif_settings`` say).
 
     Trials that carry their own Δv need none: if no trial needs placing, an empty table with
-    the same columns is written. ``draws`` applies to random manipulations (the noise); a
-    deterministic one (``geirhos_lowpass``) is measured once per image. ``corruptions_config`` is
-    the config's ``corruptions`` block (a user corruption's ``function`` and domain).
+    the same columns is written. ``settings.draws`` applies to random manipulations (the noise);
+    a deterministic one (``geirhos_lowpass``) is measured once per image. ``corruptions_config``
+    is the config's ``corruptions`` block (a user corruption's ``function`` and domain).
     """
     from vcrbench.datasets import CleanSet
 
@@ -95,30 +97,33 @@ def map_conditions(
     conds = mapping.conditions_of(trials)
     cols = ["corruption", "condition", *param_columns_of(conds)]
     cols += ["image_id", "draw", "seed", "vif", "dv"]
-    settings = {
-        "vif_variant": vif_variant,
-        "seed": reference_seed(seed, reference_name),
-        "reference": reference,
-        "n_images": n_images,
-        "lowpass_sigma_scale": lowpass_sigma_scale,
-        "jpeg_quality": jpeg_quality,
-    }
+    ref_seed = reference_seed(seed, reference_name)
     if conds.empty:
         out = pd.DataFrame({c: pd.Series(dtype="float64") for c in cols})
     else:
         clean = CleanSet.open(images_path, index_path)
+        once = dataclasses.replace(settings, draws=1)  # for a deterministic manipulation
         parts = []
         for corruption, sub in conds.groupby("corruption", sort=True):
-            n_draws = 1 if corruption in mapping.LOCAL_MANIPULATIONS else draws
+            use = once if corruption in mapping.LOCAL_MANIPULATIONS else settings
             parts.append(
                 mapping.condition_dv(
-                    sub, clean, draws=n_draws, corruptions_config=corruptions_config, **settings
+                    sub, clean, ref_seed, use, vif_settings, corruptions_config=corruptions_config
                 )
             )
         out = pd.concat(parts, ignore_index=True)
-    io.write_parquet(
-        out, out_path, metadata={**settings, "draws": draws, "reference_name": reference_name}
-    )
+    metadata = {
+        "vif_variant": vif_settings.variant,
+        **vif_settings.metadata(),
+        "seed": ref_seed,
+        "reference": settings.reference,
+        "n_images": settings.n_images,
+        "lowpass_sigma_scale": settings.lowpass_sigma_scale,
+        "jpeg_quality": settings.jpeg_quality,
+        "draws": settings.draws,
+        "reference_name": reference_name,
+    }
+    io.write_parquet(out, out_path, metadata=metadata)
     return out
 
 

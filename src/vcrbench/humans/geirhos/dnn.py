@@ -32,9 +32,9 @@ def dnn_vs_humans(
     references: Sequence[ExperimentHumans],
     fit: HumanFit,
     *,
+    metric_range: str,
     networks: Sequence[str] = reader.DNN_OBSERVERS,
     dnn_aggregation: str = "mean",
-    metric_range: str = "support",
 ) -> pd.DataFrame:
     """The table of HMRI/MRSI (with bootstrap intervals) of each network against the humans.
 
@@ -54,7 +54,7 @@ def dnn_vs_humans(
     dnn_aggregation : {'mean', 'sum'}
         The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`).
     metric_range : {'support', 'full'}
-        HMRI/MRSI over the humans' support (default) or all of [0, 1].
+        HMRI/MRSI over the humans' support or all of [0, 1] (``humans.metric_range``).
 
     Returns
     -------
@@ -139,8 +139,9 @@ def _table_row(
     }
 
 
-def format_table(table: pd.DataFrame, digits: int = 3) -> str:
-    """Markdown table: value [lo, hi] for A_h, R̂_a, HMRI and MRSI."""
+def format_table(table: pd.DataFrame, digits: int) -> str:
+    """Markdown table: value [lo, hi] for A_h, R̂_a, HMRI and MRSI, with ``digits`` decimals
+    (``figures.digits``)."""
 
     def cell(row, name):
         return f"{row[name]:.{digits}f} [{row[name + '_lo']:.{digits}f}, {row[name + '_hi']:.{digits}f}]"

@@ -30,7 +30,6 @@ from vcrbench.bins import bin_index
 from vcrbench.humans import geirhos as gd
 from vcrbench.humans.mapping import summarise
 from vcrbench.kappa import error_consistency, pair_mean_kappa
-from vcrbench.vocab import N_BINS
 
 TABLE_COLUMNS = (
     "experiment", "network", "rule", "condition", "dv_median", "bin", "n_pairs", "n_humans",
@@ -57,16 +56,17 @@ def consistency_by_condition(
     experiment: str,
     conditions_dv: pd.DataFrame,
     *,
+    n_bins: int,
     networks: Sequence[str] = gd.PRETRAINED_NETWORKS,
     rule: str = "mean",
-    n_bins: int = N_BINS,
 ) -> pd.DataFrame:
     """κ of each network with the humans per condition: over the trials pooled over the humans
     (``kappa_pooled``), and the mean of each human's κ (``kappa_pair_mean``, the published
     convention) with the fewest and most trials a human shares (``pair_trials_min/max``).
 
     ``conditions_dv`` is the experiment's :func:`~vcrbench.humans.mapping.condition_dv` table
-    (its condition strings are the release's). Conditions without a shared trial are left out.
+    (its condition strings are the release's); ``bin`` is the condition's median Δv's bin of
+    ``n_bins`` (``estimation.bins``). Conditions without a shared trial are left out.
     """
     medians = summarise(conditions_dv).set_index("condition")["dv_median"]
     rows = []
@@ -95,7 +95,7 @@ def consistency_by_condition(
 
 
 def consistency_table(
-    conditions: Mapping[str, pd.DataFrame], *, rule: str = "mean", n_bins: int = N_BINS
+    conditions: Mapping[str, pd.DataFrame], *, n_bins: int, rule: str = "mean"
 ) -> pd.DataFrame:
     """:func:`consistency_by_condition` of every experiment in ``conditions`` (experiment -> its
     conditions' Δv table), one table."""

@@ -31,7 +31,6 @@ from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos.networks import ExperimentHumans
 from vcrbench.humans.references import HumanReference, geirhos_references
 from vcrbench.humans.trial_schema import HumanDataError
-from vcrbench.vocab import N_BINS
 
 Paths = Mapping[str, str | os.PathLike]
 
@@ -108,10 +107,11 @@ def error_consistency_table(
     conditions_paths: Paths,
     out_path: str | os.PathLike,
     *,
-    n_bins: int = N_BINS,
+    n_bins: int,
 ) -> pd.DataFrame:
     """Error consistency (Cohen's κ) of Geirhos' networks with the humans per condition, each
-    condition at its median Δv on this run's images (:mod:`vcrbench.humans.geirhos.error_consistency`)."""
+    condition at its median Δv on this run's images, in its bin of ``n_bins``
+    (``estimation.bins``; :mod:`vcrbench.humans.geirhos.error_consistency`)."""
     from vcrbench.humans.geirhos.error_consistency import consistency_table
 
     conditions = {

@@ -113,7 +113,7 @@ def trained_vs_humans(
     references: Sequence[ExperimentHumans],
     fit: HumanFit,
     *,
-    metric_range: str = "support",
+    metric_range: str,
 ) -> pd.DataFrame:
     """The train x test table (:data:`TABLE_COLUMNS`), one row per network and test experiment.
 
@@ -122,8 +122,8 @@ def trained_vs_humans(
     the humans' estimate (its accuracy curve); test experiments whose human experiment is missing
     are skipped. ``fit``: settings, anchor (resolved for networks that never saw unmanipulated
     images, :func:`~vcrbench.humans.geirhos.networks.network_anchor`) and placement.
-    ``metric_range="support"`` (default) integrates over the Δv range of the test's conditions,
-    ``"full"`` over [0, 1].
+    ``metric_range`` (``humans.metric_range``): ``"support"`` integrates over the Δv range of the
+    test's conditions, ``"full"`` over [0, 1].
     """
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.metrics import compare

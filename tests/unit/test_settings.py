@@ -1,7 +1,7 @@
-"""Typed settings (:mod:`vcrbench.settings`): the ``vif`` block as one frozen ``VifSettings``, the
-estimator's keys of the ``estimation`` block as one ``EstimationSettings``, the
-recipe "Add a setting" of docs/architecture.md followed with a toy setting, and the scan that
-counts the library's keyword defaults named like a config key (``tools/setting_defaults.py``).
+"""Typed settings (:mod:`vcrbench.settings`): the ``vif`` block as one frozen ``VifSettings`` and
+the estimator's keys of the ``estimation`` block as one ``EstimationSettings``, the recipe "Add a
+setting" of docs/architecture.md followed with a toy setting, and the scan that counts the
+library's keyword defaults named like a config key (``tools/setting_defaults.py``).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.special import expit
 
 from vcrbench import estimation as E
+from vcrbench.settings import EstimationSettings
 
 MU, TAU, SLOPE = 2.0, 1.5, 6.0
 DESIGNS = {
@@ -59,7 +60,7 @@ def simulate(design: str, rng: np.random.Generator):
 def run(
     design: str, sims: int, n_boot: int, penalty: str, grouped: bool, small: str, spline: str
 ) -> None:
-    r_true = true_area(E.default_grid())
+    r_true = true_area(E.default_grid(EstimationSettings().grid_size))
     min_count = DESIGNS[design][2]
     hits, widths = [], []
     start = time.perf_counter()
@@ -69,14 +70,16 @@ def run(
             dv,
             y,
             clean,
+            EstimationSettings(
+                min_count=min_count,
+                n_boot=n_boot,
+                bootstrap_penalty=penalty,
+                small_sample=small,
+                spline=spline,
+            ),
             groups=image if grouped else None,
             anchor_groups=np.arange(len(clean)) if grouped else None,
-            min_count=min_count,
-            n_boot=n_boot,
             seed=sim,
-            bootstrap_penalty=penalty,
-            small_sample=small,
-            spline=spline,
         )
         hits.append(est.area_lo <= r_true <= est.area_hi)
         widths.append(est.area_hi - est.area_lo)

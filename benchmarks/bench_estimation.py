@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from vcrbench import estimation as E
+from vcrbench.settings import EstimationSettings
 
 CURVES = {
     "line": lambda v: 0.9 - 0.8 * v,
@@ -34,7 +35,7 @@ def sample(f, n, rng):
 
 
 def recovery(n: int, seeds: int, n_boot: int) -> None:
-    grid = E.default_grid()
+    grid = E.default_grid(EstimationSettings().grid_size)
     print(f"recovery: n={n}, {seeds} seeds, n_boot={n_boot}, uniform Δv, default settings")
     print("curve     area err mean/p95/max   sup err mean/p95/max   95% CI coverage  median lam")
     for name, f in CURVES.items():
@@ -45,7 +46,9 @@ def recovery(n: int, seeds: int, n_boot: int) -> None:
         for seed in range(seeds):
             rng = np.random.default_rng(1000 + seed)
             dv, y = sample(f, n, rng)
-            est = E.estimate(dv, y, float(f(np.zeros(1))[0]), n_boot=n_boot, seed=seed)
+            est = E.estimate(
+                dv, y, float(f(np.zeros(1))[0]), EstimationSettings(n_boot=n_boot), seed=seed
+            )
             a_err.append(abs(est.area - r_true))
             s_err.append(np.abs(est.values - true)[mask].max())
             cover.append(est.area_lo <= r_true <= est.area_hi)
@@ -73,19 +76,30 @@ def timing(n: int, n_boot: int, repeats: int = 7) -> None:
     f = CURVES["logistic"]
     dv, y = sample(f, n, rng)
     a0 = float(f(np.zeros(1))[0])
-    est = E.estimate(dv, y, a0, n_boot=5)  # warm-up (imports, cached basis)
+    est = E.estimate(
+        dv, y, a0, EstimationSettings(n_boot=5), seed=0
+    )  # warm-up (imports, cached basis)
     groups = rng.integers(0, 100, n)
     rows = {
-        "one fit at a fixed penalty (fit_curve)": lambda: E.fit_curve(dv, y, a0, lam=est.lam),
+        "one fit at a fixed penalty (fit_curve)": lambda: E.fit_curve(
+            dv, y, a0, EstimationSettings(lam=est.lam), seed=0
+        ),
         f"fit + 5-fold CV over {len(E.LAMBDA_GRID)} penalties (estimate, n_boot=0)": lambda: (
-            E.estimate(dv, y, a0, n_boot=0)
+            E.estimate(dv, y, a0, EstimationSettings(n_boot=0), seed=0)
         ),
         f"bootstrap, {n_boot} replicates at a fixed penalty": lambda: E.bootstrap(
-            dv, y, a0, lam=est.lam, n_boot=n_boot
+            dv,
+            y,
+            a0,
+            EstimationSettings(n_boot=n_boot, bootstrap_penalty="fixed"),
+            seed=0,
+            lam=est.lam,
         ),
-        f"estimate(n_boot={n_boot})": lambda: E.estimate(dv, y, a0, n_boot=n_boot),
+        f"estimate(n_boot={n_boot})": lambda: E.estimate(
+            dv, y, a0, EstimationSettings(n_boot=n_boot), seed=0
+        ),
         f"estimate(n_boot={n_boot}, 100 groups)": lambda: E.estimate(
-            dv, y, a0, n_boot=n_boot, groups=groups
+            dv, y, a0, EstimationSettings(n_boot=n_boot), seed=0, groups=groups
         ),
     }
     load = os.getloadavg()[0]

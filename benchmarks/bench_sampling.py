@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from scipy.stats import binom  # noqa: E402
 
 from vcrbench import coverage, measure, sampling  # noqa: E402
-from vcrbench.bins import counts_per_bin, scaled_min_count  # noqa: E402
+from vcrbench.bins import counts_per_bin  # noqa: E402
 from vcrbench.corruptions import get_corruption, list_corruptions  # noqa: E402
 from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
 from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS  # noqa: E402
@@ -67,7 +67,7 @@ SPAWN = get_context("spawn")
 
 def expected_coverage(p: np.ndarray, n: int) -> float:
     """E[coverage] of n iid samples with bin probabilities p (bins 0..DENOMINATOR-1)."""
-    m = scaled_min_count(n)
+    m = coverage.threshold(n)
     return float(binom.sf(m - 1, n, p[:DENOMINATOR]).sum() / DENOMINATOR)
 
 
@@ -202,7 +202,7 @@ def _dv_uniform_table(
 ) -> list[dict]:
     """Print the coverage and cost of Δv-uniform sampling at ``n_common`` beside the
     parameter-uniform coverage of the pool's first ``n_common`` samples; return the rows."""
-    m = scaled_min_count(n_common)
+    m = coverage.threshold(n_common)
     print(f"\n## At N = {n_common} (min_count {m}): coverage and cost (corruptions + Δv, / N)")
     print(
         f"{'corruption':22s} {'param-uniform':>14s} {'dv-uniform':>11s} {'bins':>5s} {'cost':>6s} {'pilot':>6s} {'rounds':>6s}  short bins after pilot"

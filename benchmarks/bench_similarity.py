@@ -18,6 +18,7 @@ import numpy as np
 
 from vcrbench import estimation as E
 from vcrbench import similarity as S
+from vcrbench.settings import EstimationSettings
 
 
 def human_like(turn):
@@ -29,7 +30,7 @@ def sample_estimate(f, seed, n):
     dv = rng.uniform(0, 1, n)
     y = rng.uniform(size=n) < f(dv)
     clean = rng.uniform(size=500) < f(np.zeros(1))[0]
-    return E.estimate(dv, y, clean, n_boot=200, seed=seed)
+    return E.estimate(dv, y, clean, EstimationSettings(n_boot=200), seed=seed)
 
 
 def main() -> None:

@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_table2 import finish, per_corruption  # noqa: E402
 
 from vcrbench import coverage, sampling  # noqa: E402
-from vcrbench.bins import scaled_min_count  # noqa: E402
 from vcrbench.corruptions import domain_set, get_corruption  # noqa: E402
 from vcrbench.datasets import CleanSet  # noqa: E402
 
@@ -40,7 +39,7 @@ def job(name: str, folder: str, n: int, which: str) -> dict:
     start = time.perf_counter()
     m = sampling.make_manifest(c, clean, n, n, seed=31, mode="dv-stratified")
     seconds = time.perf_counter() - start
-    cov = coverage.coverage(m["measured_dv"].to_numpy(), min_count=scaled_min_count(n))
+    cov = coverage.coverage(m["measured_dv"].to_numpy(), min_count=coverage.threshold(n))
     return {"name": name, **m.attrs["sampling"], "coverage": cov["coverage"], "seconds": seconds}
 
 

@@ -432,14 +432,14 @@ def imagenet_c_min_count(n_vcr: int, n_imagenet_c: int, share: float | None) -> 
     """The ImageNet-C column's threshold: the VCR column's (``share`` None), or the paper's 20
     images in ``share`` × 250,000 samples scaled to ``n_imagenet_c`` (at least 1)."""
     if share is None:
-        return scaled_min_count(n_vcr)
+        return coverage.threshold(n_vcr)
     return scaled_min_count(n_imagenet_c, PAPER_MIN_COUNT, round(share * IMAGENET_C_N))
 
 
 def table(args, results: dict, key: str, inc_key: str) -> list[dict]:
     """Print and return the rows of Table 2 for one pipeline (``key`` for the VCR column,
     ``inc_key`` for the ImageNet-C column)."""
-    m = scaled_min_count(args.n)
+    m = coverage.threshold(args.n)
     n_inc = len(next(iter(results.values()))["imagenet_c_dv"][inc_key])
     m_inc = imagenet_c_min_count(args.n, n_inc, args.imagenet_c_share)
     print(
@@ -550,7 +550,7 @@ def main(argv=None) -> None:
                     rows += table(args, results, key, inc_key)
     payload = {
         "n": args.n,
-        "min_count": scaled_min_count(args.n),
+        "min_count": coverage.threshold(args.n),
         "imagenet_c_share": args.imagenet_c_share,
         "human_classes": args.human_classes,
         "rows": rows,

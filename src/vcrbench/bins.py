@@ -8,29 +8,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from vcrbench.vocab import COVERAGE_MIN_COUNT, COVERAGE_REFERENCE_N, N_BINS
 
-
-def as_dv(dv, name: str = "dv", *, any_shape: bool = False) -> np.ndarray:
+def as_dv(dv, what: str = "dv", *, any_shape: bool = False) -> np.ndarray:
     """Δv values as float64, checked: no NaN (a visual change is never missing) and within
-    [0, 1]; one-dimensional unless ``any_shape``."""
+    [0, 1]; one-dimensional unless ``any_shape``. ``what``: their name in an error message."""
     arr = np.asarray(dv, dtype=np.float64)
     if arr.ndim != 1 and not any_shape:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
     nan = np.isnan(arr)
     if nan.any():
         raise ValueError(
-            f"{name} has {int(nan.sum())} NaN value(s); a visual change must never be missing"
+            f"{what} has {int(nan.sum())} NaN value(s); a visual change must never be missing"
         )
     bad = (arr < 0.0) | (arr > 1.0)
     if bad.any():
         raise ValueError(
-            f"{name} must lie in [0, 1]; {int(bad.sum())} value(s) do not (e.g. {arr[bad][0]!r})"
+            f"{what} must lie in [0, 1]; {int(bad.sum())} value(s) do not (e.g. {arr[bad][0]!r})"
         )
     return arr
 
 
-def bin_index(dv, n_bins: int = N_BINS) -> np.ndarray:
+def bin_index(dv, n_bins: int) -> np.ndarray:
     """Alg. 1's bin of each Δv: ``j = floor(v (n_bins - 1))`` (int64, same shape as ``dv``);
     bin ``n_bins - 1`` holds only v = 1.0."""
     if n_bins < 2:
@@ -39,19 +37,17 @@ def bin_index(dv, n_bins: int = N_BINS) -> np.ndarray:
     return np.floor(arr * (n_bins - 1)).astype(np.int64)
 
 
-def counts_per_bin(dv, n_bins: int = N_BINS) -> np.ndarray:
+def counts_per_bin(dv, n_bins: int) -> np.ndarray:
     """Samples per bin (all ``n_bins`` bins, empty ones included)."""
     return np.bincount(bin_index(dv, n_bins).ravel(), minlength=n_bins)
 
 
-def scaled_min_count(
-    n: int, base: int = COVERAGE_MIN_COUNT, base_n: int = COVERAGE_REFERENCE_N
-) -> int:
+def scaled_min_count(n: int, base: int, base_n: int) -> int:
     """``base`` images per bin at ``base_n`` samples, scaled to ``n`` samples (at least 1)."""
     return max(1, round(base * n / base_n))
 
 
-def bin_edges(n_bins: int = N_BINS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bin_edges(n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(v_lo, v_hi, v_center)`` of the bins; the last bin is the single point v = 1."""
     j = np.arange(n_bins, dtype=np.float64)
     v_lo = j / (n_bins - 1)

@@ -193,11 +193,11 @@ def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
         o.dv,
         o.y,
         o.anchor,
+        estimation.EstimationSettings.of_config(setup.settings).for_label_space(space, o.anchor),
         groups=o.groups,
         anchor_groups=o.anchor_groups,
         seed=est_seed,
         progress=setup.progress,
-        **estimation.estimate_kwargs(setup.settings, label_space=space, anchor0=o.anchor),
     )
     values = {f"R_{key}": est.area, f"R_{key}_lo": est.area_lo, f"R_{key}_hi": est.area_hi}
     human_row, human_reps = _human_aware(

@@ -65,7 +65,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("parameter-uniform", "dv-uniform", "dv-stratified")
 #: Options of dv-uniform mode and their defaults (config: sampling.options), from the schema's
-#: ``$defs/dv_uniform_options`` (``min_count`` None: ``scaled_min_count(n_samples)``).
+#: ``$defs/dv_uniform_options`` (``min_count`` None: ``coverage.threshold(n_samples)``).
 DV_UNIFORM_DEFAULTS = schema.definition_defaults("dv_uniform_options")
 #: The schema's ``vif`` defaults, for direct library use (a workflow job passes its own).
 _DEFAULT_VIF = VifSettings()

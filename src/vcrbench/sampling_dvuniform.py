@@ -16,8 +16,9 @@ import pandas as pd
 from scipy.optimize import isotonic_regression
 
 from vcrbench import measure
-from vcrbench.bins import counts_per_bin, scaled_min_count
+from vcrbench.bins import counts_per_bin
 from vcrbench.corruptions import Corruption
+from vcrbench.coverage import threshold
 from vcrbench.seeding import rng
 from vcrbench.settings import VifSettings
 from vcrbench.vocab import N_BINS
@@ -135,7 +136,7 @@ def dv_uniform_params(
     name = corruption.name
     bins, denominator = int(options["bins"]), int(options["denominator"])
     min_count = options["min_count"]
-    min_count = scaled_min_count(n) if min_count is None else int(min_count)
+    min_count = threshold(n) if min_count is None else int(min_count)
     pilot_first = min(n, max(1, math.ceil(options["pilot_fraction"] * n)))
     pilot_max = min(n, max(pilot_first, math.floor(options["max_pilot_fraction"] * n)))
 

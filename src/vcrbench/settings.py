@@ -6,16 +6,18 @@ written nowhere else; their values are checked against the schema's ``enum``.
 :class:`VifSettings`: how Δv is measured (the ``vif`` block), taken by every stage that measures
 Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.measure`, the manifests' pilots, the test-set and
 ImageNet-C shards). :class:`CoverageSettings`: Table 2's coverage (the ``coverage`` block), taken
-by :mod:`vcrbench.coverage`. A leaf module: it imports only the schema, so that typing a setting
-costs a job no import (:mod:`vcrbench.vif` loads numba).
+by :mod:`vcrbench.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the ``estimation``
+block's keys that :mod:`vcrbench.estimation` reads). A leaf module: it imports only the schema and
+the vocabulary, so that typing a setting costs a job no import (:mod:`vcrbench.vif` loads numba).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from vcrbench import schema
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K
 
 #: Grey conversions before VIF: ``float`` (:func:`vcrbench.vif.luma`, this project's) and
 #: ``uint8`` (:func:`vcrbench.vif.grey_uint8`, OpenCV's, which the VCR authors' generator uses).
@@ -179,3 +181,130 @@ class HumanMappingSettings:
         options (the ``mapping`` param of the rule ``map_human_conditions``); a key it leaves
         out: the schema's default."""
         return _of_block(cls, mapping)
+#: ``estimation.anchor1``'s value that pins s(1) at chance level, 1/K of the label space's K
+#: classes (:func:`chance_level`): what an observer that guesses scores once Δv = 1 (VIF = 0)
+#: leaves no information.
+ANCHOR1_CHANCE = "chance"
+#: The classes of the label spaces whose chance level is known to the estimator.
+CHANCE_CLASSES = {IMAGENET1K: 1000, HUMAN_LABEL_SPACE: 16}
+#: How bootstrap replicates get their smoothing penalty (``estimation.bootstrap_penalty``).
+BOOTSTRAP_PENALTIES = schema.enum_of("estimation.bootstrap_penalty")
+#: Small-sample corrections of the bootstrap (``estimation.small_sample``).
+SMALL_SAMPLE = schema.enum_of("estimation.small_sample")
+
+
+def chance_level(label_space: str) -> float:
+    """1/K, the accuracy of guessing among the K classes of ``label_space`` (ImageNet-1k: 1/1000,
+    the 16 classes of the human experiments: 1/16); a ValueError for a label space whose K the
+    estimator does not know (give ``estimation.anchor1`` a number there)."""
+    if label_space not in CHANCE_CLASSES:
+        raise ValueError(
+            f"estimation.anchor1: chance is known for {sorted(CHANCE_CLASSES)}, not for label "
+            f"space {label_space!r}; give anchor1 a number"
+        )
+    return 1.0 / CHANCE_CLASSES[label_space]
+
+
+@dataclass(frozen=True)
+class EstimationSettings:
+    """The estimator's keys of the ``estimation`` block, typed (Alg. 1; docs/estimation.md), taken
+    whole by :func:`vcrbench.estimation.estimate`, :func:`~vcrbench.estimation.fit_curve`,
+    :func:`~vcrbench.estimation.bootstrap` and :func:`~vcrbench.estimation.bin_counts`. The
+    block's other keys (``decision16``, ``similarity_*``, ``short_label_space``,
+    ``label_spaces``) are read by the stages that use them. The seed is not a field: each
+    estimate derives its own from the config's ``seed`` (:mod:`vcrbench.seeding`) and passes it.
+
+    Attributes
+    ----------
+    bins
+        M, the Δv bins; ``estimation.bins``.
+    min_count
+        L, the samples a bin needs for its rate to enter the fit; ``estimation.min_count``.
+    n_boot
+        Bootstrap replicates (0: none; bands and intervals are NaN); ``estimation.n_boot``.
+    level
+        Level of the pointwise band and of the R̂ interval, in (0, 1); ``estimation.level``.
+    n_folds
+        K of the cross-validation that picks the P-spline's penalty; ``estimation.n_folds``.
+    lam
+        A fixed smoothing penalty, or None: chosen (cross-validation, or SIC for the quantile
+        spline); ``estimation.lam``.
+    spline
+        The fit, ``pspline`` or ``quantile``; ``estimation.spline``.
+    small_sample
+        ``t`` (replicates widened by :func:`vcrbench.estimation.bootstrap.small_sample_factor`) or
+        ``none``; ``estimation.small_sample``.
+    bootstrap_penalty
+        ``reselect`` (each replicate re-chooses the penalty) or ``fixed``;
+        ``estimation.bootstrap_penalty``.
+    anchor1
+        s(1): None (free), a number in [0, 1], or ``chance``, which a curve's estimate needs
+        resolved first (:meth:`for_label_space`); ``estimation.anchor1``.
+    empty_bins
+        ``skip`` or ``zero``: what a bin under ``min_count`` is; ``estimation.empty_bins``.
+    weighting
+        Weighting of Δv in R̂ (None or ``uniform``, ``beta:A,B``; the library also takes a
+        function or an array, :func:`vcrbench.estimation.weights_on_grid`, which checks it: an
+        estimate does before any work); ``estimation.weighting``.
+    grid_size
+        Points of the evaluation grid over [0, 1]; ``estimation.grid_size``.
+    """
+
+    bins: int = schema.default_of("estimation.bins")
+    min_count: int = schema.default_of("estimation.min_count")
+    n_boot: int = schema.default_of("estimation.n_boot")
+    level: float = schema.default_of("estimation.level")
+    n_folds: int = schema.default_of("estimation.n_folds")
+    lam: float | None = schema.default_of("estimation.lam")
+    spline: str = schema.default_of("estimation.spline")
+    small_sample: str = schema.default_of("estimation.small_sample")
+    bootstrap_penalty: str = schema.default_of("estimation.bootstrap_penalty")
+    anchor1: float | str | None = schema.default_of("estimation.anchor1")
+    empty_bins: str = schema.default_of("estimation.empty_bins")
+    weighting: object = schema.default_of("estimation.weighting")
+    grid_size: int = schema.default_of("estimation.grid_size")
+
+    def __post_init__(self):
+        for key in ("spline", "small_sample", "bootstrap_penalty", "empty_bins"):
+            choices = schema.enum_of(f"estimation.{key}")
+            if getattr(self, key) not in choices:
+                raise ValueError(
+                    f"{key} must be one of {tuple(choices)}, got {getattr(self, key)!r}"
+                )
+        if self.bins < 2:
+            raise ValueError(f"n_bins (number of bins) must be at least 2, got {self.bins}")
+        if self.n_boot < 0:
+            raise ValueError(f"n_boot must be >= 0, got {self.n_boot}")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level must lie in (0, 1), got {self.level!r}")
+        if self.anchor1 is not None and self.anchor1 != ANCHOR1_CHANCE:
+            if isinstance(self.anchor1, str) or not 0.0 <= float(self.anchor1) <= 1.0:
+                raise ValueError(
+                    f"anchor1 must be None, a number in [0, 1] or {ANCHOR1_CHANCE!r}, got "
+                    f"{self.anchor1!r}"
+                )
+
+    @classmethod
+    def of_config(cls, estimation: Mapping) -> EstimationSettings:
+        """From a validated config's ``estimation`` block (a key it leaves out: the schema's
+        default; the block's keys that are no field are the other stages')."""
+        return _of_block(cls, estimation)
+
+    def for_label_space(self, label_space: str | None, anchor0=None) -> EstimationSettings:
+        """These settings for one curve in ``label_space``: ``anchor1: chance`` becomes the chance
+        level of the label space (:func:`chance_level`), or s(0) where that is lower (``anchor0``:
+        s(0), or the clean outcomes it is the mean of): a non-increasing curve cannot end above
+        its start. Other settings come back as they are; chance without a label space is an
+        error."""
+        if self.anchor1 != ANCHOR1_CHANCE:
+            return self
+        if label_space is None:
+            raise ValueError(
+                "estimation.anchor1: chance needs the label space of the curve (its 1/K)"
+            )
+        chance = chance_level(label_space)
+        if anchor0 is not None:
+            from numpy import mean
+
+            chance = min(chance, float(mean(anchor0)))
+        return replace(self, anchor1=chance)

@@ -99,7 +99,7 @@ def _sample_rows(
                 "seed": chunk["seed"].to_numpy(np.int64),
                 "vif": vif,
                 "dv": dv,
-                "bin": bin_index(dv),
+                "bin": bin_index(dv, N_BINS),
                 "height": np.full(len(chunk), height, dtype=np.int64),
                 "width": np.full(len(chunk), width, dtype=np.int64),
                 "image": io.image_column(corrupted),

@@ -148,8 +148,8 @@ def zero_shot_estimates(
     per-class mean); ``settings``: the config's ``estimation`` block; ``seed_of(name)``: the
     estimate's seed.
     """
-    kwargs = estimation.estimate_kwargs(settings)
-    n_bins = int(kwargs.get("n_bins", N_BINS))
+    est_settings = estimation.EstimationSettings.of_config(settings)
+    n_bins = est_settings.bins
     lab = preds["label"].to_numpy() >= 0
     clean = clean.drop_duplicates("image_id")
     clean_lab = clean["label"].to_numpy() >= 0
@@ -172,13 +172,13 @@ def zero_shot_estimates(
             dv[keep],
             y[keep],
             c_y[c_keep],
+            est_settings,
             groups=images[keep],
             anchor_groups=c_images[c_keep],
             weights=balance_weights(label[keep], bin_index(dv[keep], n_bins)),
             anchor_weights=balance_weights(c_label[c_keep]),
             seed=seed_of(name),
             progress=progress,
-            **kwargs,
         )
     if "seen_accuracy" in out and "unseen_accuracy" in out:
         out["harmonic_mean"] = harmonic_estimate(

@@ -4,13 +4,14 @@ sum, or the toolbox's top-1 then mapped) and ``estimation.anchor1: chance`` (s(1
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from vcrbench import estimation, outcomes, schema
 from vcrbench.estimation.counts import EMPTY_BINS, zero_filled
-from vcrbench.estimation.estimate import ANCHOR1_CHANCE, CHANCE_CLASSES, chance_level
 from vcrbench.labels import (
     DECISION16_RULES,
     PROB16_COLUMNS,
@@ -19,6 +20,7 @@ from vcrbench.labels import (
     imagenet_to_16,
 )
 from vcrbench.plan import config as plan_config
+from vcrbench.settings import ANCHOR1_CHANCE, CHANCE_CLASSES, EstimationSettings, chance_level
 from vcrbench.vocab import GEIRHOS16_CLASSES
 
 
@@ -35,8 +37,16 @@ def _samples(seed=0, n=600, low=0.45):
 @pytest.mark.parametrize("spline", ["pspline", "quantile"])
 def test_zero_filled_bins_pull_the_curve_down_where_bins_are_empty(spline):
     dv, y = _samples()
-    skip = estimation.fit_curve(dv, y, 0.9, min_count=3, spline=spline, lam=1e-3)
-    zero = estimation.fit_curve(dv, y, 0.9, min_count=3, spline=spline, lam=1e-3, empty_bins="zero")
+    skip = estimation.fit_curve(
+        dv, y, 0.9, EstimationSettings(min_count=3, spline=spline, lam=1e-3), seed=0
+    )
+    zero = estimation.fit_curve(
+        dv,
+        y,
+        0.9,
+        EstimationSettings(min_count=3, spline=spline, lam=1e-3, empty_bins="zero"),
+        seed=0,
+    )
     used = skip.bins["used"].to_numpy()
     assert not used[:17].any() and used[18:39].all()  # bins 0-16 (Δv < .44) hold no sample
     # bridged from s(0) = .9 to the data without them; pulled to 0 near Δv = 0 with them
@@ -49,9 +59,9 @@ def test_zero_filling_changes_nothing_where_no_bin_is_empty():
     rng = np.random.default_rng(1)
     dv = np.r_[rng.uniform(0, 1, 2000), np.ones(5)]  # bin 39 holds only v = 1
     y = (rng.random(len(dv)) < 1 - dv).astype(float)
-    kw = {"min_count": 3, "lam": 1e-3, "n_boot": 5, "seed": 2}
-    skip = estimation.estimate(dv, y, 0.95, **kw)
-    zero = estimation.estimate(dv, y, 0.95, empty_bins="zero", **kw)
+    settings = EstimationSettings(min_count=3, lam=1e-3, n_boot=5)
+    skip = estimation.estimate(dv, y, 0.95, settings, seed=2)
+    zero = estimation.estimate(dv, y, 0.95, replace(settings, empty_bins="zero"), seed=2)
     assert skip.bins["used"].all()
     np.testing.assert_array_equal(zero.values, skip.values)
     np.testing.assert_array_equal(zero.replicates, skip.replicates)
@@ -73,7 +83,7 @@ def test_empty_bins_is_checked_and_in_the_schema():
     assert tuple(node["enum"]) == EMPTY_BINS and node["default"] == "skip"
     dv, y = _samples()
     with pytest.raises(ValueError, match="empty_bins must be one of"):
-        estimation.fit_curve(dv, y, 0.9, empty_bins="previous")
+        estimation.fit_curve(dv, y, 0.9, EstimationSettings(empty_bins="previous"), seed=0)
 
 
 # ------------------------------------------------------------------------------ 1000 -> 16 rules
@@ -162,26 +172,28 @@ def test_sum_reads_the_probability_columns_and_the_others_do_not():
 @pytest.mark.parametrize(("space", "k"), [("geirhos16", 16), ("imagenet1k", 1000)])
 def test_anchor_at_chance_pins_s1_at_one_over_k(space, k):
     dv, y = _samples(low=0.0)
-    kwargs = estimation.estimate_kwargs(
-        {"anchor1": ANCHOR1_CHANCE, "n_boot": 5, "min_count": 3}, label_space=space, anchor0=0.9
-    )
-    assert kwargs["anchor1"] == pytest.approx(1 / k) == chance_level(space)
-    est = estimation.estimate(dv, y, 0.9, **kwargs)
+    block = {"anchor1": ANCHOR1_CHANCE, "n_boot": 5, "min_count": 3}
+    settings = EstimationSettings.of_config(block).for_label_space(space, anchor0=0.9)
+    assert settings.anchor1 == pytest.approx(1 / k) == chance_level(space)
+    est = estimation.estimate(dv, y, 0.9, settings, seed=0)
     assert est.values[-1] == pytest.approx(1 / k)
     assert est.values.min() >= 1 / k - 1e-12 and est.anchor1 == pytest.approx(1 / k)
-    free = estimation.estimate(dv, y, 0.9, n_boot=5, min_count=3)
+    free = estimation.estimate(dv, y, 0.9, EstimationSettings(n_boot=5, min_count=3), seed=0)
     assert free.values[-1] != pytest.approx(1 / k)
 
 
 def test_chance_is_capped_at_s0_and_needs_a_known_label_space():
-    settings = {"anchor1": ANCHOR1_CHANCE}
+    settings = EstimationSettings(anchor1=ANCHOR1_CHANCE)
     low = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0])  # clean accuracy 1/6... of a 6-image set
-    assert estimation.estimate_kwargs(settings, "geirhos16", anchor0=0.02)["anchor1"] == 0.02
-    assert estimation.estimate_kwargs(settings, "geirhos16", anchor0=low)["anchor1"] == 1 / 16
+    assert settings.for_label_space("geirhos16", anchor0=0.02).anchor1 == 0.02
+    assert settings.for_label_space("geirhos16", anchor0=low).anchor1 == 1 / 16
+    assert settings.for_label_space("geirhos16").anchor1 == 1 / 16
     with pytest.raises(ValueError, match="needs the label space"):
-        estimation.estimate_kwargs(settings)
+        settings.for_label_space(None)
+    with pytest.raises(ValueError, match="needs the label space"):  # unresolved, an estimate
+        estimation.estimate(*_samples(low=0.0), 0.9, settings, seed=0)
     with pytest.raises(ValueError, match="not for label space 'cub200'"):
-        estimation.estimate_kwargs(settings, "cub200")
+        settings.for_label_space("cub200")
     assert set(CHANCE_CLASSES) == {"imagenet1k", "geirhos16"}
 
 

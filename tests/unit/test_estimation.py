@@ -13,8 +13,9 @@ from scipy.optimize import LinearConstraint, minimize
 from vcrbench import estimation as E
 from vcrbench import io
 from vcrbench.estimation import spline
+from vcrbench.settings import EstimationSettings
 
-GRID = E.default_grid()
+GRID = E.default_grid(EstimationSettings().grid_size)
 
 
 def line(v):
@@ -59,15 +60,15 @@ def assert_monotone_in_unit(values):
 
 def test_bin_index_follows_alg1():
     dv = np.array([0.0, 0.5 / 39, 1 / 39 + 1e-12, 0.5, 38.5 / 39, 0.999999, 1.0])
-    np.testing.assert_array_equal(E.bin_index(dv), [0, 0, 1, 19, 38, 38, 39])
+    np.testing.assert_array_equal(E.bin_index(dv, 40), [0, 0, 1, 19, 38, 38, 39])
     # Only v = 1.0 reaches the last bin.
-    assert E.bin_index(np.nextafter(1.0, 0.0)) == 38
-    np.testing.assert_array_equal(E.bin_index([0.0, 0.5, 1.0], n_bins=3), [0, 1, 2])
-    assert E.bin_index(np.zeros(0)).dtype == np.int64
+    assert E.bin_index(np.nextafter(1.0, 0.0), 40) == 38
+    np.testing.assert_array_equal(E.bin_index([0.0, 0.5, 1.0], 3), [0, 1, 2])
+    assert E.bin_index(np.zeros(0), 40).dtype == np.int64
     with pytest.raises(ValueError, match="NaN"):
-        E.bin_index([0.2, np.nan])
+        E.bin_index([0.2, np.nan], 40)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        E.bin_index(1.5)
+        E.bin_index(1.5, 40)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,7 @@ def test_bad_dv_is_rejected(dv, message):
 def test_bin_counts_table():
     dv = np.array([0.0, 0.01, 0.02, 0.5, 0.5, 1.0, 0.3])
     correct = np.array([1, 0, 1, 1, 1, 0, np.nan])  # the NaN is a missing outcome: dropped
-    table = E.bin_counts(dv, correct, min_count=2)
+    table = E.bin_counts(dv, correct, EstimationSettings(min_count=2))
     assert list(table.columns) == [
         "bin", "v_lo", "v_hi", "v_center", "v_mean", "count", "correct", "rate", "used",
     ]  # fmt: skip
@@ -135,7 +136,7 @@ def _objective(basis, x, count, correct, lam):
 def test_constrained_fit_is_the_exact_optimum(seed):
     """The NNLS-based solution matches a general-purpose QP solve (SLSQP) of the same problem."""
     rng = np.random.default_rng(seed)
-    basis = spline._basis(39)
+    basis = spline._basis(39, 1001)
     m = int(rng.integers(3, 40))
     x = np.sort(rng.uniform(0, 1, m))
     count = rng.integers(5, 300, m).astype(float)
@@ -143,7 +144,7 @@ def test_constrained_fit_is_the_exact_optimum(seed):
     lam = float(10 ** rng.uniform(-6, 1))
     a0 = float(rng.uniform(0.4, 1.0))
     a1 = None if seed % 2 else float(rng.uniform(0, a0))
-    coef = spline._fit_bins(basis, x, count, correct, lam, a0, a1)
+    coef = spline._fit_bins(basis, x, count, correct, lam, a0, a1, spline="pspline")
     obj = _objective(basis, x, count, correct, lam)
     n = basis.n_basis
     eq = np.zeros((1 if a1 is None else 2, n))
@@ -168,11 +169,11 @@ def test_constrained_fit_is_the_exact_optimum(seed):
 
 def test_penalty_vanishes_on_straight_lines():
     """Heavy smoothing of exactly linear rates gives that line, ends included."""
-    v = E.bin_edges()[2][:-1]
+    v = E.bin_edges(40)[2][:-1]
     table = pd.DataFrame({"bin": np.arange(40), "count": np.r_[np.full(39, 10_000), 0]})
     table["correct"] = np.r_[np.round(line(v) * 10_000), 0].astype(int)
     table["v_mean"] = np.r_[v, np.nan]
-    curve = E.fit_curve(*samples_of(table), 0.9, lam=100.0)
+    curve = E.fit_curve(*samples_of(table), 0.9, EstimationSettings(lam=100.0), seed=0)
     np.testing.assert_allclose(curve.values, line(GRID), atol=2e-4)
 
 
@@ -192,7 +193,7 @@ KNOWN = [
 def test_known_curves_are_recovered(name, f, area_tol, sup_tol):
     dv, y = draw(f, 10_000, seed=7)
     anchor = float(f(np.zeros(1))[0])
-    est = E.estimate(dv, y, anchor, n_boot=50, seed=3)
+    est = E.estimate(dv, y, anchor, EstimationSettings(n_boot=50), seed=3)
     true = f(GRID)
     r_true = np.trapezoid(true, GRID)
     assert abs(est.area - r_true) <= area_tol
@@ -205,7 +206,7 @@ def test_known_curves_are_recovered(name, f, area_tol, sup_tol):
 
 def test_curve_area_matches_exact_spline_integral():
     dv, y = draw(logistic, 3000, seed=1)
-    curve = E.fit_curve(dv, y, float(logistic(0.0)))
+    curve = E.fit_curve(dv, y, float(logistic(0.0)), seed=0)
     exact = BSpline(curve.knots, curve.coef, curve.degree).integrate(0, 1)
     assert curve.area() == pytest.approx(exact, abs=1e-6)
     assert curve(np.array([0.0]))[0] == pytest.approx(curve.values[0])
@@ -214,15 +215,16 @@ def test_curve_area_matches_exact_spline_integral():
 
 def test_fit_curve_agrees_with_estimate_at_the_same_penalty():
     dv, y = draw(logistic, 4000, seed=2)
-    est = E.estimate(dv, y, 0.9, n_boot=0)
-    curve = E.fit_curve(dv, y, 0.9, lam=est.lam)
+    est = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=0), seed=0)
+    curve = E.fit_curve(dv, y, 0.9, EstimationSettings(lam=est.lam), seed=0)
     np.testing.assert_allclose(curve.values, est.values, atol=1e-10)
 
 
 def test_cross_validation_adapts_the_penalty():
     """A straight line is best fitted smooth, a step rough: CV picks accordingly."""
-    lam_line = E.estimate(*draw(line, 10_000, seed=4), 0.9, n_boot=0).lam
-    lam_step = E.estimate(*draw(step, 10_000, seed=4), 0.9, n_boot=0).lam
+    point = EstimationSettings(n_boot=0)
+    lam_line = E.estimate(*draw(line, 10_000, seed=4), 0.9, point, seed=0).lam
+    lam_step = E.estimate(*draw(step, 10_000, seed=4), 0.9, point, seed=0).lam
     assert lam_line >= 1.0
     assert lam_step <= 1e-3
 
@@ -234,7 +236,7 @@ def test_single_populated_bin_is_bridged_from_the_anchor():
     rng = np.random.default_rng(0)
     dv = rng.uniform(0.515, 0.535, 200)  # all in bin 20 = [20/39, 21/39)
     y = rng.uniform(size=200) < 0.3
-    est = E.estimate(dv, y, 0.8, n_boot=20, seed=0)
+    est = E.estimate(dv, y, 0.8, EstimationSettings(n_boot=20), seed=0)
     assert est.bins["used"].sum() == 1
     assert est.values[0] == 0.8
     assert_monotone_in_unit(est.values)
@@ -243,17 +245,17 @@ def test_single_populated_bin_is_bridged_from_the_anchor():
 
 def test_all_correct_gives_a_flat_curve_at_the_anchor():
     dv = np.random.default_rng(1).uniform(0, 1, 2000)
-    est = E.estimate(dv, np.ones(2000, bool), 1.0, n_boot=20)
+    est = E.estimate(dv, np.ones(2000, bool), 1.0, EstimationSettings(n_boot=20), seed=0)
     np.testing.assert_allclose(est.values, 1.0, atol=1e-9)
     assert est.area == pytest.approx(1.0, abs=1e-9)
     # Data above the anchor cannot lift the curve over it.
-    est = E.estimate(dv, np.ones(2000, bool), 0.7, n_boot=0)
+    est = E.estimate(dv, np.ones(2000, bool), 0.7, EstimationSettings(n_boot=0), seed=0)
     np.testing.assert_allclose(est.values, 0.7, atol=1e-9)
 
 
 def test_all_wrong_drops_to_zero_right_after_the_anchor():
     dv = np.random.default_rng(2).uniform(0, 1, 2000)
-    est = E.estimate(dv, np.zeros(2000, bool), 0.9, n_boot=20)
+    est = E.estimate(dv, np.zeros(2000, bool), 0.9, EstimationSettings(n_boot=20), seed=0)
     assert est.values[0] == 0.9
     assert est.area < 0.05
     assert est.values[100:].max() < 0.01
@@ -262,7 +264,7 @@ def test_all_wrong_drops_to_zero_right_after_the_anchor():
 def test_bins_only_at_high_dv():
     dv, y = draw(logistic, 5000, seed=3, low=0.75, high=1.0)
     anchor = float(logistic(0.0))
-    est = E.estimate(dv, y, anchor, n_boot=20)
+    est = E.estimate(dv, y, anchor, EstimationSettings(n_boot=20), seed=0)
     assert est.bins.loc[est.bins["used"], "bin"].min() >= 29
     assert est.values[0] == anchor
     assert_monotone_in_unit(est.values)
@@ -272,11 +274,11 @@ def test_bins_only_at_high_dv():
 
 def test_fixed_right_end():
     dv, y = draw(logistic, 3000, seed=5)
-    est = E.estimate(dv, y, 0.9, anchor1=0.2, n_boot=10)
+    est = E.estimate(dv, y, 0.9, EstimationSettings(anchor1=0.2, n_boot=10), seed=0)
     assert est.values[-1] == pytest.approx(0.2)
     assert_monotone_in_unit(est.values)
     with pytest.raises(ValueError, match="anchor1"):
-        E.estimate(dv, y, 0.5, anchor1=0.6)
+        E.estimate(dv, y, 0.5, EstimationSettings(anchor1=0.6), seed=0)
 
 
 # --------------------------------------------------------------------------------------- errors
@@ -284,34 +286,36 @@ def test_fixed_right_end():
 
 def test_empty_and_all_missing_input_raise():
     with pytest.raises(ValueError, match="empty"):
-        E.estimate([], [], 0.9)
+        E.estimate([], [], 0.9, seed=0)
     with pytest.raises(ValueError, match="all 3 values of 'correct' are missing"):
-        E.estimate([0.1, 0.2, 0.3], [np.nan] * 3, 0.9)
+        E.estimate([0.1, 0.2, 0.3], [np.nan] * 3, 0.9, seed=0)
     with pytest.raises(ValueError, match="empty"):
-        E.fit_curve([], [], 0.9)
+        E.fit_curve([], [], 0.9, seed=0)
 
 
 def test_fit_curve_checks_its_samples():
     dv, y = draw(line, 500, seed=0)
     with pytest.raises(ValueError, match="dv has 500 values but correct has 499"):
-        E.fit_curve(dv, y[1:], 0.9)
+        E.fit_curve(dv, y[1:], 0.9, seed=0)
     with pytest.raises(ValueError, match="correct must hold 0/1"):
-        E.fit_curve(dv, np.where(y, 2, 0), 0.9)
+        E.fit_curve(dv, np.where(y, 2, 0), 0.9, seed=0)
     with pytest.raises(ValueError, match="anchor1"):
-        E.fit_curve(dv, y, 0.5, anchor1=0.6)
+        E.fit_curve(dv, y, 0.5, EstimationSettings(anchor1=0.6), seed=0)
     # Sample order does not matter (at a fixed penalty; CV folds depend on the order).
     order = np.random.default_rng(0).permutation(len(dv))
     np.testing.assert_allclose(
-        E.fit_curve(dv[order], y[order], 0.9, lam=1.0).values,
-        E.fit_curve(dv, y, 0.9, lam=1.0).values,
+        E.fit_curve(dv[order], y[order], 0.9, EstimationSettings(lam=1.0), seed=0).values,
+        E.fit_curve(dv, y, 0.9, EstimationSettings(lam=1.0), seed=0).values,
         atol=1e-12,
     )
 
 
 def test_too_few_samples_per_bin_names_min_count():
     with pytest.raises(ValueError, match="min_count=20"):
-        E.estimate([0.1, 0.5, 0.9], [1, 0, 1], 0.9)
-    est = E.estimate([0.1, 0.5, 0.9], [1, 0, 1], 0.9, min_count=1, n_boot=5)
+        E.estimate([0.1, 0.5, 0.9], [1, 0, 1], 0.9, seed=0)
+    est = E.estimate(
+        [0.1, 0.5, 0.9], [1, 0, 1], 0.9, EstimationSettings(min_count=1, n_boot=5), seed=0
+    )
     assert_monotone_in_unit(est.values)
 
 
@@ -334,8 +338,9 @@ def test_bad_arguments_raise_clear_errors(kwargs, message):
     dv, y = draw(line, 100, seed=0)
     kwargs = {"min_count": 1, "n_boot": 2} | kwargs
     anchor = kwargs.pop("anchor0")
+    samples = {k: kwargs.pop(k) for k in ("groups", "anchor_groups") if k in kwargs}
     with pytest.raises(ValueError, match=message):
-        E.estimate(dv, y, anchor, **kwargs)
+        E.estimate(dv, y, anchor, EstimationSettings(**kwargs), seed=0, **samples)
 
 
 # ------------------------------------------------------------------------------------ bootstrap
@@ -343,9 +348,9 @@ def test_bad_arguments_raise_clear_errors(kwargs, message):
 
 def test_same_seed_same_result_and_other_seed_differs():
     dv, y = draw(logistic, 3000, seed=6)
-    a = E.estimate(dv, y, 0.9, n_boot=30, seed=11)
-    b = E.estimate(dv, y, 0.9, n_boot=30, seed=11)
-    c = E.estimate(dv, y, 0.9, n_boot=30, seed=12)
+    a = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=30), seed=11)
+    b = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=30), seed=11)
+    c = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=30), seed=12)
     assert a.replicates.dtype == np.float32 and a.replicates.shape == (30, len(GRID))
     assert a.replicates.tobytes() == b.replicates.tobytes()
     assert a.values.tobytes() == b.values.tobytes() and a.lam == b.lam
@@ -354,7 +359,7 @@ def test_same_seed_same_result_and_other_seed_differs():
 
 def test_replicates_are_valid_curves_and_band_brackets():
     dv, y = draw(logistic, 3000, seed=8)
-    est = E.estimate(dv, y, 0.9, n_boot=40, seed=0)
+    est = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=40), seed=0)
     for rep in est.replicates:
         assert_monotone_in_unit(rep)
         assert rep[0] == np.float32(0.9)
@@ -368,8 +373,12 @@ def test_replicates_are_valid_curves_and_band_brackets():
 
 def test_bootstrap_function_matches_estimate():
     dv, y = draw(line, 2000, seed=9)
-    reps = E.bootstrap(dv, y, 0.9, lam=1.0, n_boot=10, seed=4)
-    again = E.bootstrap(dv, y, 0.9, lam=1.0, n_boot=10, seed=4)
+    reps = E.bootstrap(
+        dv, y, 0.9, EstimationSettings(n_boot=10, bootstrap_penalty="fixed"), lam=1.0, seed=4
+    )
+    again = E.bootstrap(
+        dv, y, 0.9, EstimationSettings(n_boot=10, bootstrap_penalty="fixed"), lam=1.0, seed=4
+    )
     assert reps.shape == (10, len(GRID)) and reps.tobytes() == again.tobytes()
     assert all(np.all(np.diff(r) <= 0) for r in reps)
 
@@ -383,8 +392,10 @@ def test_cluster_bootstrap_widens_intervals_for_correlated_groups():
     dv = rng.uniform(0, 1, n_groups * per)
     p = np.clip(line(dv) + offset[groups], 0, 1)
     y = rng.uniform(size=len(dv)) < p
-    iid = E.estimate(dv, y, 0.9, n_boot=100, seed=0, lam=1.0)
-    clustered = E.estimate(dv, y, 0.9, n_boot=100, seed=0, lam=1.0, groups=groups)
+    iid = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=100, lam=1.0), seed=0)
+    clustered = E.estimate(
+        dv, y, 0.9, EstimationSettings(n_boot=100, lam=1.0), seed=0, groups=groups
+    )
     assert clustered.n_groups == n_groups
     width_iid = iid.area_hi - iid.area_lo
     width_cluster = clustered.area_hi - clustered.area_lo
@@ -394,7 +405,7 @@ def test_cluster_bootstrap_widens_intervals_for_correlated_groups():
 def test_anchor_outcomes_are_resampled():
     dv, y = draw(line, 2000, seed=12)
     clean = np.random.default_rng(0).uniform(size=500) < 0.9
-    est = E.estimate(dv, y, clean, n_boot=30, seed=1)
+    est = E.estimate(dv, y, clean, EstimationSettings(n_boot=30), seed=1)
     assert est.anchor0 == pytest.approx(clean.mean())
     assert est.values[0] == pytest.approx(clean.mean())
     starts = est.replicates[:, 0]
@@ -403,7 +414,13 @@ def test_anchor_outcomes_are_resampled():
     # Clean outcomes of the same participants are resampled jointly with their trials.
     groups = np.arange(2000) % 20
     est_g = E.estimate(
-        dv, y, clean, groups=groups, anchor_groups=np.arange(500) % 20, n_boot=10, seed=1
+        dv,
+        y,
+        clean,
+        EstimationSettings(n_boot=10),
+        groups=groups,
+        anchor_groups=np.arange(500) % 20,
+        seed=1,
     )
     assert est_g.n_groups == 20 and len(np.unique(est_g.replicates[:, 0])) > 1
 
@@ -435,8 +452,8 @@ def test_weightings():
 
 def test_estimate_area_uses_weighting():
     dv, y = draw(line, 3000, seed=13)
-    plain = E.estimate(dv, y, 0.9, n_boot=20, seed=0)
-    heavy = E.estimate(dv, y, 0.9, n_boot=20, seed=0, weighting="beta:2,1")
+    plain = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=20), seed=0)
+    heavy = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=20, weighting="beta:2,1"), seed=0)
     np.testing.assert_array_equal(plain.values, heavy.values)
     assert heavy.weighting == "beta:2,1"
     assert heavy.area == pytest.approx(E.area(plain.values, "beta:2,1"))
@@ -450,7 +467,9 @@ def test_estimate_area_uses_weighting():
 def test_estimate_round_trips_through_parquet(tmp_path):
     dv, y = draw(logistic, 2000, seed=14)
     groups = np.arange(2000) % 17
-    est = E.estimate(dv, y, 0.85, n_boot=25, seed=5, groups=groups, weighting="beta:2,1")
+    est = E.estimate(
+        dv, y, 0.85, EstimationSettings(n_boot=25, weighting="beta:2,1"), seed=5, groups=groups
+    )
     frames = est.to_frames()
     paths = {}
     for name, frame in frames.items():
@@ -465,7 +484,9 @@ def test_estimate_round_trips_through_parquet(tmp_path):
                   "weighting", "n", "n_missing", "n_groups", "seed"):  # fmt: skip
         assert getattr(back, field) == getattr(est, field), field
     # Same inputs and seed give byte-identical files.
-    again = E.estimate(dv, y, 0.85, n_boot=25, seed=5, groups=groups, weighting="beta:2,1")
+    again = E.estimate(
+        dv, y, 0.85, EstimationSettings(n_boot=25, weighting="beta:2,1"), seed=5, groups=groups
+    )
     io.write_parquet(
         again.replicates_frame(), tmp_path / "again.parquet", metadata=again.metadata()
     )
@@ -474,7 +495,7 @@ def test_estimate_round_trips_through_parquet(tmp_path):
 
 def test_from_frames_without_replicates_and_with_key_columns():
     dv, y = draw(line, 1000, seed=15)
-    est = E.estimate(dv, y, 0.9, n_boot=0)
+    est = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=0), seed=0)
     frames = {k: v.assign(model="m", property="a") for k, v in est.to_frames().items()}
     back = E.Estimate.from_frames(frames["bins"], frames["curve"], frames["summary"])
     assert back.n_boot == 0 and np.isnan(back.area_lo)
@@ -494,7 +515,7 @@ def test_from_frames_without_replicates_and_with_key_columns():
 )
 def test_any_input_gives_a_monotone_curve_in_unit_interval(dv, data, anchor):
     correct = data.draw(st.lists(st.booleans(), min_size=len(dv), max_size=len(dv)))
-    est = E.estimate(dv, correct, anchor, min_count=1, n_boot=3, seed=0)
+    est = E.estimate(dv, correct, anchor, EstimationSettings(min_count=1, n_boot=3), seed=0)
     assert_monotone_in_unit(est.values)
     assert est.values[0] == anchor
     assert 0.0 <= est.area <= 1.0
@@ -516,8 +537,9 @@ def test_any_bins_table_gives_a_valid_fit(fit, counts, data, anchor, log_lam):
         counts[data.draw(st.integers(0, 39))] = 1
     correct = np.array([data.draw(st.integers(0, int(c))) for c in counts])
     table = pd.DataFrame({"bin": np.arange(40), "count": counts, "correct": correct})
-    table["v_center"] = E.bin_edges()[2]
-    curve = E.fit_curve(*samples_of(table), anchor, min_count=1, lam=10.0**log_lam, spline=fit)
+    table["v_center"] = E.bin_edges(40)[2]
+    settings = EstimationSettings(min_count=1, lam=10.0**log_lam, spline=fit)
+    curve = E.fit_curve(*samples_of(table), anchor, settings, seed=0)
     assert_monotone_in_unit(curve.values)
     assert curve.values[0] == anchor
     assert 0.0 <= curve.area() <= 1.0

@@ -8,6 +8,7 @@ import pytest
 from vcrbench import estimation, evaluate, io, metrics, outcomes
 from vcrbench.errors import LabelSpaceError
 from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
+from vcrbench.settings import EstimationSettings
 from vcrbench.vocab import IMAGENET_C_COLUMNS
 
 IMAGES = ["a", "b", "c", "d"]
@@ -58,7 +59,9 @@ def test_outcomes_in_the_dataset_space():
     dv_p, y_p, anchor_p, images_p, no_anchor_images = obs["p"]
     assert np.array_equal(images_p, preds["image_id"].to_numpy()) and no_anchor_images is None
     clean_pred = clean.set_index("image_id")["pred"]
-    assert np.array_equal(y_p, (preds["pred"].to_numpy() == clean_pred[preds["image_id"]].to_numpy()))
+    assert np.array_equal(
+        y_p, (preds["pred"].to_numpy() == clean_pred[preds["image_id"]].to_numpy())
+    )
     assert anchor_p == 1.0 and len(y_p) == n
 
     obs16 = outcomes.outcomes(preds, clean, "geirhos16", "imagenet1k")
@@ -107,7 +110,13 @@ def synthetic_run(tmp_path, n=3000, seed=1):
     return paths, tmp_path / "clean.parquet"
 
 
-SETTINGS = {"bins": 40, "min_count": 5, "n_boot": 30, "level": 0.95, "label_spaces": ["dataset", "geirhos16"]}
+SETTINGS = {
+    "bins": 40,
+    "min_count": 5,
+    "n_boot": 30,
+    "level": 0.95,
+    "label_spaces": ["dataset", "geirhos16"],
+}
 
 
 def test_evaluate_writes_curves_and_metrics(tmp_path):
@@ -127,7 +136,9 @@ def test_evaluate_writes_curves_and_metrics(tmp_path):
     assert np.isnan(row["HMRI_a"]) and row["human_reference"] is None
     curves = io.read_parquet(tmp_path / "out" / "curves.parquet")
     assert set(curves["property"]) == {"accuracy", "consistency"}
-    assert (curves.groupby(["label_space", "property"])["s"].apply(lambda s: s.diff().max()) <= 1e-12).all()
+    assert (
+        curves.groupby(["label_space", "property"])["s"].apply(lambda s: s.diff().max()) <= 1e-12
+    ).all()
     again = evaluate.evaluate(
         paths, clean, tmp_path / "out2", model="m", corruption="gaussian_noise",
         settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"],
@@ -153,7 +164,9 @@ def test_hmri_against_a_human_reference_in_the_16_class_space(tmp_path):
     rng = np.random.default_rng(5)
     dv = rng.random(4000)
     human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)  # humans better at high dv
-    human = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
+    human = estimation.estimate(
+        dv, human_correct, 1.0, EstimationSettings(n_boot=30, min_count=5), seed=1
+    )
     write_human_estimate(HumanEstimate(curves={"accuracy": human}), tmp_path / "humans")
     table = evaluate_against_reference(paths, clean, tmp_path)
     t = table.set_index("label_space")
@@ -176,7 +189,9 @@ def test_hmri_over_zero_one_as_the_paper_and_over_the_support_as_extra_columns(t
     rng = np.random.default_rng(5)
     dv = rng.random(4000) * 0.5  # human data only up to dv = 0.5
     human_correct = (rng.random(4000) < 1.0 - 0.3 * dv).astype(float)
-    est = estimation.estimate(dv, human_correct, 1.0, n_boot=30, min_count=5, seed=1)
+    est = estimation.estimate(
+        dv, human_correct, 1.0, EstimationSettings(n_boot=30, min_count=5), seed=1
+    )
     human = HumanEstimate(curves={"accuracy": est}, support={"accuracy": (0.0, 0.5, "test")})
     write_human_estimate(human, tmp_path / "humans")
     table = evaluate_against_reference(paths, clean, tmp_path)
@@ -202,7 +217,9 @@ def test_collect_metrics_orders_rows_and_columns(tmp_path):
     ]
     for i, row in enumerate(rows):
         io.write_parquet(pd.DataFrame([row]), tmp_path / f"{i}.parquet")
-    table = evaluate.collect_metrics([tmp_path / "0.parquet", tmp_path / "1.parquet"], tmp_path / "t.csv")
+    table = evaluate.collect_metrics(
+        [tmp_path / "0.parquet", tmp_path / "1.parquet"], tmp_path / "t.csv"
+    )
     assert list(table.columns) == evaluate.METRIC_COLUMNS
     assert list(table["model"]) == ["a", "b"]
     assert pd.read_csv(tmp_path / "t.csv")["R_a"].tolist() == [0.25, 0.5]

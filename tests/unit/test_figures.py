@@ -20,6 +20,7 @@ from vcrbench.figures.histograms import dv_histogram_figure
 from vcrbench.figures.humans import human_similarity_figure, similarity_table
 from vcrbench.figures.scatter import imagenet_c_scatter_figure, scatter_data
 from vcrbench.figures.style import FAMILY_COLORS, Style, save
+from vcrbench.settings import EstimationSettings
 
 from ..support import figure_checks
 
@@ -495,7 +496,9 @@ def test_build_functions_write_every_format(tmp_path):
     ref = tmp_path / "humans" / "ref-a"
     rng = np.random.default_rng(0)
     dv = rng.uniform(0, 1, 2000)
-    human = estimation.estimate(dv, rng.uniform(size=2000) < 0.9 - 0.7 * dv, 0.9, n_boot=10)
+    human = estimation.estimate(
+        dv, rng.uniform(size=2000) < 0.9 - 0.7 * dv, 0.9, EstimationSettings(n_boot=10), seed=0
+    )
     write_human_estimate(HumanEstimate(curves={"accuracy": human}, anchor="fixed 0.9"), ref)
     build.plot_curves(
         curve_paths,

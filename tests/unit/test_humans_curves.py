@@ -10,6 +10,7 @@ from vcrbench.estimation.storage import read_human_estimate, write_human_estimat
 from vcrbench.humans import curves, mapping, stages, trial_schema
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import EstimationSettings
 from vcrbench.vocab import ESTIMATE_TABLES, param_columns_of
 
 SETTINGS = {"n_boot": 8, "min_count": 5}
@@ -167,7 +168,9 @@ def test_user_trials_give_both_curves():
     t = user_trials(repeats=10)
     est = curves.human_estimates(t, None, FIT, 0, name="humans")
     assert est.anchor == "clean-image accuracy"
-    assert est.curves["accuracy"].anchor0 == pytest.approx(np.mean(t["clean_response"] == t["label"]))
+    assert est.curves["accuracy"].anchor0 == pytest.approx(
+        np.mean(t["clean_response"] == t["label"])
+    )
     # s_p(0): the humans' own consistency on the clean image shown again, not 1
     again = t[t["dv"] == 0.0]
     expected = np.mean(again["response"] == again["clean_response"])
@@ -229,10 +232,14 @@ def test_human_curves_finish_like_every_estimate():
     dv = rng.random(600)
     y = (rng.random(600) < 1 - 0.7 * dv).astype(float)
     groups = np.repeat(np.arange(6), 100)
-    raw = estimate(dv, y, 0.95, n_boot=25, seed=4, groups=groups, small_sample="none")
-    full = estimate(dv, y, 0.95, n_boot=25, seed=4, groups=groups, small_sample="t")
-    point = estimate(dv, y, 0.95, n_boot=0, seed=4, groups=groups)
-    done = with_replicates(point, raw.replicates, weighting=None, small_sample="t")
+    raw = estimate(
+        dv, y, 0.95, EstimationSettings(n_boot=25, small_sample="none"), seed=4, groups=groups
+    )
+    full = estimate(
+        dv, y, 0.95, EstimationSettings(n_boot=25, small_sample="t"), seed=4, groups=groups
+    )
+    point = estimate(dv, y, 0.95, EstimationSettings(n_boot=0), seed=4, groups=groups)
+    done = with_replicates(point, raw.replicates, EstimationSettings(n_boot=25))
     assert not np.array_equal(done.replicates, raw.replicates)  # 6 observers: widened
     for name in ("replicates", "lo", "hi"):
         np.testing.assert_array_equal(getattr(done, name), getattr(full, name))

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from vcrbench import estimation as E
 from vcrbench import metrics as M
+from vcrbench.settings import EstimationSettings
 
-GRID = E.default_grid()
+GRID = E.default_grid(EstimationSettings().grid_size)
 
 
 def test_identical_curves():
@@ -184,7 +185,7 @@ def _estimate(f, n, seed, n_boot=40):
     rng = np.random.default_rng(seed)
     dv = rng.uniform(0, 1, n)
     y = rng.uniform(size=n) < f(dv)
-    return E.estimate(dv, y, float(f(np.zeros(1))[0]), n_boot=n_boot, seed=seed)
+    return E.estimate(dv, y, float(f(np.zeros(1))[0]), EstimationSettings(n_boot=n_boot), seed=seed)
 
 
 def test_compare_point_values_and_paired_intervals():
@@ -217,7 +218,9 @@ def test_compare_without_replicates_and_on_other_grids():
     assert out["scenario"] in M.SCENARIOS
     rng = np.random.default_rng(0)
     dv = rng.uniform(0, 1, 1000)
-    coarse = E.estimate(dv, rng.uniform(size=1000) < 0.5, 0.5, n_boot=0, grid_size=101)
+    coarse = E.estimate(
+        dv, rng.uniform(size=1000) < 0.5, 0.5, EstimationSettings(n_boot=0, grid_size=101), seed=0
+    )
     with pytest.raises(ValueError, match="different grids"):
         M.compare(human, coarse)
 

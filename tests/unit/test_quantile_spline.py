@@ -3,14 +3,17 @@ of the fits' shared edge cases."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from vcrbench import estimation as E
 from vcrbench.estimation import quantile, spline
+from vcrbench.settings import EstimationSettings
 
-GRID = E.default_grid()
+GRID = E.default_grid(EstimationSettings().grid_size)
 KNOTS = np.linspace(0.0, 1.0, 40)
 
 
@@ -55,7 +58,9 @@ def test_monotone_line_is_reproduced_at_every_penalty():
 
 def test_heavy_penalty_gives_a_straight_line():
     dv, y = bins_as_samples(KNOTS[1:-1], logistic(KNOTS[1:-1]))
-    curve = E.fit_curve(dv, y, 0.9, lam=1e3, min_count=1, spline="quantile")
+    curve = E.fit_curve(
+        dv, y, 0.9, EstimationSettings(lam=1e3, min_count=1, spline="quantile"), seed=0
+    )
     np.testing.assert_allclose(np.diff(curve.coef, 2), 0.0, atol=1e-9)
     assert curve.coef[-1] < 0.9
 
@@ -64,7 +69,9 @@ def test_light_penalty_interpolates_monotone_rates_at_the_knots():
     x = KNOTS[1:]
     rate = np.round(logistic(x), 2)
     dv, y = bins_as_samples(x, rate)
-    curve = E.fit_curve(dv, y, 0.9, lam=1e-6, min_count=1, spline="quantile")
+    curve = E.fit_curve(
+        dv, y, 0.9, EstimationSettings(lam=1e-6, min_count=1, spline="quantile"), seed=0
+    )
     np.testing.assert_allclose(curve(x), rate, atol=1e-9)
 
 
@@ -85,7 +92,7 @@ def test_quantile_spline_recovers_a_known_curve_and_chooses_its_penalty_by_sic()
     rng = np.random.default_rng(3)
     dv = rng.uniform(0, 1, 10_000)
     y = rng.uniform(size=dv.size) < logistic(dv)
-    curve = E.fit_curve(dv, y, logistic(0.0), spline="quantile")
+    curve = E.fit_curve(dv, y, logistic(0.0), EstimationSettings(spline="quantile"), seed=0)
     assert curve.spline == "quantile" and curve.degree == 1
     assert len(curve.cv_scores) == len(quantile.QUANTILE_LAMBDA_GRID)
     i = quantile.QUANTILE_LAMBDA_GRID.index(curve.lam)
@@ -108,7 +115,7 @@ def test_right_end_anchor_is_met():
     rng = np.random.default_rng(0)
     dv = rng.uniform(0, 1, 2000)
     y = rng.uniform(size=dv.size) < logistic(dv)
-    curve = E.fit_curve(dv, y, 0.9, anchor1=0.2, spline="quantile")
+    curve = E.fit_curve(dv, y, 0.9, EstimationSettings(anchor1=0.2, spline="quantile"), seed=0)
     assert curve.values[-1] == pytest.approx(0.2)
     assert_valid(curve.values, 0.9)
 
@@ -118,23 +125,24 @@ def test_estimate_with_the_quantile_spline_is_seeded_and_bootstrapped():
     dv = rng.uniform(0, 1, 600)
     y = rng.uniform(size=dv.size) < logistic(dv)
     groups = np.repeat(np.arange(60), 10)
-    kwargs = dict(n_boot=20, seed=4, groups=groups, spline="quantile", min_count=5)
-    a, b = E.estimate(dv, y, 0.9, **kwargs), E.estimate(dv, y, 0.9, **kwargs)
+    settings = EstimationSettings(n_boot=20, spline="quantile", min_count=5)
+    kwargs = dict(seed=4, groups=groups)
+    a, b = E.estimate(dv, y, 0.9, settings, **kwargs), E.estimate(dv, y, 0.9, settings, **kwargs)
     np.testing.assert_array_equal(a.replicates, b.replicates)
     assert a.area == b.area
     assert a.area_lo < a.area < a.area_hi
     for rep in a.replicates:
         assert_valid(rep.astype(np.float64), rep[0])
-    p = E.estimate(dv, y, 0.9, **(kwargs | {"spline": "pspline"}))
+    p = E.estimate(dv, y, 0.9, replace(settings, spline="pspline"), **kwargs)
     assert p.area != a.area
 
 
-def test_estimate_kwargs_passes_the_spline_and_bad_names_are_refused():
-    assert E.estimate_kwargs({"spline": "quantile"}) == {"spline": "quantile"}
+def test_the_settings_take_the_spline_and_bad_names_are_refused():
+    assert EstimationSettings.of_config({"spline": "quantile"}).spline == "quantile"
     with pytest.raises(ValueError, match="spline must be one of"):
-        E.estimate([0.1, 0.2], [1, 0], 0.9, spline="cobs")
+        E.estimate([0.1, 0.2], [1, 0], 0.9, EstimationSettings(spline="cobs"), seed=0)
     with pytest.raises(ValueError, match="spline must be one of"):
-        E.fit_curve([0.1, 0.2], [1, 0], 0.9, spline="cobs")
+        E.fit_curve([0.1, 0.2], [1, 0], 0.9, EstimationSettings(spline="cobs"), seed=0)
 
 
 @pytest.mark.parametrize("fit", ["pspline", "quantile"])
@@ -143,7 +151,9 @@ def test_anchor_at_the_smallest_normal_float_does_not_fail(fit, outcomes):
     # Found by Hypothesis: nnls hit its iteration limit ("Maximum number of iterations") on a band
     # [0, 2.2e-308] of feasible curves.
     anchor = 2.2250738585072014e-308
-    est = E.estimate([0.0, 0.0], outcomes, anchor, min_count=1, n_boot=3, seed=0, spline=fit)
+    est = E.estimate(
+        [0.0, 0.0], outcomes, anchor, EstimationSettings(min_count=1, n_boot=3, spline=fit), seed=0
+    )
     assert est.values[0] == anchor
     assert np.all(est.values <= anchor) and np.all(est.values >= 0.0)
 
@@ -152,7 +162,7 @@ def test_the_default_fit_is_unchanged_by_the_option():
     rng = np.random.default_rng(2)
     dv = rng.uniform(0, 1, 500)
     y = rng.uniform(size=dv.size) < logistic(dv)
-    default = E.estimate(dv, y, 0.9, n_boot=5, seed=1)
-    explicit = E.estimate(dv, y, 0.9, n_boot=5, seed=1, spline="pspline")
+    default = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=5), seed=1)
+    explicit = E.estimate(dv, y, 0.9, EstimationSettings(n_boot=5, spline="pspline"), seed=1)
     pd.testing.assert_frame_equal(default.curve_frame(), explicit.curve_frame())
     np.testing.assert_array_equal(default.replicates, explicit.replicates)

@@ -1,6 +1,7 @@
-"""Typed settings (:mod:`vcrbench.settings`): the ``vif`` block as one frozen ``VifSettings``, the
-recipe "Add a setting" of docs/architecture.md followed with a toy setting, and the scan that
-counts the library's keyword defaults named like a config key (``tools/setting_defaults.py``).
+"""Typed settings (:mod:`vcrbench.settings`): the ``vif`` block as one frozen ``VifSettings`` and
+the estimator's keys of the ``estimation`` block as one ``EstimationSettings``, the recipe "Add a
+setting" of docs/architecture.md followed with a toy setting, and the scan that counts the
+library's keyword defaults named like a config key (``tools/setting_defaults.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.plan import config as cfg
 from vcrbench.provenance import config_hash
-from vcrbench.settings import HumanMappingSettings, VifSettings
+from vcrbench.settings import EstimationSettings, HumanMappingSettings, VifSettings
 
 
 def _config(vif_block=None) -> dict:
@@ -208,3 +209,56 @@ def test_no_library_default_repeats_a_vif_or_stored_resolution_setting():
     assert [line.split(" ", 1)[1] for line in found if "(variant=" in line] == [
         "vif(variant=DEFAULT.variant)"
     ]
+
+
+# ------------------------------------------------------------------ the estimation block, typed
+
+#: The ``estimation`` block's keys other stages read (the outcomes, the similarity test, the
+#: label spaces): no field of the estimator's settings.
+NOT_THE_ESTIMATORS = {
+    "decision16", "similarity_level", "similarity_band", "short_label_space", "label_spaces",
+}  # fmt: skip
+
+
+def test_the_estimators_keys_are_fields_with_the_schemas_defaults():
+    keys = set(schema.schema()["properties"]["estimation"]["properties"])
+    fields = {f.name: f.default for f in dataclasses.fields(EstimationSettings)}
+    assert set(fields) == keys - NOT_THE_ESTIMATORS
+    assert fields == {key: schema.default_of(f"estimation.{key}") for key in fields}
+    assert EstimationSettings().bins == 40 and EstimationSettings().n_boot == 200
+
+
+def test_estimation_settings_of_a_config_block():
+    block = plan.validate(_config())["estimation"]
+    assert EstimationSettings.of_config(block) == EstimationSettings()
+    given = {"bins": 20, "n_boot": 7, "spline": "quantile", "anchor1": "chance", "lam": 0.5}
+    settings = EstimationSettings.of_config({**given, "decision16": "sum", "label_spaces": []})
+    assert settings == EstimationSettings(**given)
+    assert settings.min_count == EstimationSettings().min_count  # left out: the schema's
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"spline": "cobs"}, "spline must be one of"),
+        ({"small_sample": "z"}, "small_sample must be one of"),
+        ({"bootstrap_penalty": "sometimes"}, "bootstrap_penalty must be one of"),
+        ({"empty_bins": "previous"}, "empty_bins must be one of"),
+        ({"bins": 1}, "at least 2"),
+        ({"n_boot": -1}, "n_boot must be >= 0"),
+        ({"level": 1.0}, "level must lie in"),
+        ({"anchor1": 1.5}, "anchor1 must be None, a number in"),
+        ({"anchor1": "guess"}, "anchor1 must be None, a number in"),
+    ],
+)
+def test_estimation_settings_refuse_what_the_estimator_cannot_take(bad, message):
+    with pytest.raises(ValueError, match=message):
+        EstimationSettings(**bad)
+
+
+def test_chance_is_resolved_per_label_space_and_nothing_else_is():
+    settings = EstimationSettings(anchor1="chance", n_boot=3)
+    resolved = settings.for_label_space("geirhos16", anchor0=0.9)
+    assert resolved == dataclasses.replace(settings, anchor1=1 / 16)
+    assert resolved.for_label_space("imagenet1k") is resolved  # a number stays
+    assert EstimationSettings().for_label_space(None) == EstimationSettings()

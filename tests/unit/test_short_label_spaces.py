@@ -18,6 +18,7 @@ from vcrbench.figures.curves import curves_figure
 from vcrbench.figures.scatter import imagenet_c_scatter_figure
 from vcrbench.figures.style import Style
 from vcrbench.plan import config as plan_config
+from vcrbench.settings import EstimationSettings
 from vcrbench.tables import paper
 from vcrbench.vocab import STATUS_OK, STATUS_SHORT
 
@@ -88,7 +89,9 @@ def test_the_error_is_a_value_error_with_its_counts_and_pickles():
     again = pickle.loads(pickle.dumps(exc))
     assert (again.min_count, again.largest, again.n_samples) == (20, 11, 207)
     with pytest.raises(ShortSampleError, match="largest bin: 1 of 3"):
-        estimation.fit_curve([0.1, 0.5, 0.9], [1, 0, 1], 1.0, min_count=5)
+        estimation.fit_curve(
+            [0.1, 0.5, 0.9], [1, 0, 1], 1.0, EstimationSettings(min_count=5), seed=0
+        )
 
 
 def test_a_short_label_space_leaves_the_others_estimated(tmp_path):

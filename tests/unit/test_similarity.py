@@ -10,8 +10,9 @@ from scipy.stats import binom
 
 from vcrbench import estimation as E
 from vcrbench import similarity as S
+from vcrbench.settings import EstimationSettings
 
-GRID = E.default_grid()
+GRID = E.default_grid(EstimationSettings().grid_size)
 
 
 def human_like(turn):
@@ -27,7 +28,7 @@ def _estimate(turn, seed, n=3000):
     dv = rng.uniform(0, 1, n)
     y = rng.uniform(size=n) < f(dv)
     clean = rng.uniform(size=500) < f(np.zeros(1))[0]
-    return E.estimate(dv, y, clean, n_boot=100, seed=seed)
+    return E.estimate(dv, y, clean, EstimationSettings(n_boot=100), seed=seed)
 
 
 def test_bands_overlap_pointwise():
@@ -76,7 +77,9 @@ def test_similar_accepts_raw_bands():
     lo, hi = np.zeros(5), np.ones(5)
     out = S.similar((lo, hi), (lo + 2, hi + 2))
     assert not out["similar"] and out["first_gap_v"] == 0 and out["max_gap"] == pytest.approx(1.0)
-    without = E.estimate(np.linspace(0, 1, 2000), np.ones(2000), 1.0, n_boot=0)
+    without = E.estimate(
+        np.linspace(0, 1, 2000), np.ones(2000), 1.0, EstimationSettings(n_boot=0), seed=0
+    )
     with pytest.raises(ValueError, match="no band"):
         S.similar(without, without)
 

@@ -1,6 +1,8 @@
 """Numbers a reviewer trusts: the resampling unit, the penalty's uncertainty, paired differences
 with Holm, human support, scenario labels with their bootstrap share."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from vcrbench import differences, estimation, evaluate, io, metrics
 from vcrbench.errors import EvaluationError
 from vcrbench.humans import curves as hcurves
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import EstimationSettings
 
 
 def repeated_images(seed=0, n_images=10, per_image=24):
@@ -32,9 +35,9 @@ def test_grouping_by_image_widens_intervals_when_images_repeat():
         dv, y, image, clean = repeated_images(seed)
         for grouped in (True, False):
             est = estimation.estimate(
-                dv, y, clean, groups=image if grouped else None,
-                anchor_groups=np.arange(10) if grouped else None,
-                min_count=3, n_boot=60, seed=seed, bootstrap_penalty="fixed",
+                dv, y, clean, EstimationSettings(min_count=3, n_boot=60, bootstrap_penalty="fixed"),
+                groups=image if grouped else None,
+                anchor_groups=np.arange(10) if grouped else None, seed=seed,
             )  # fmt: skip
             widths[grouped].append(est.area_hi - est.area_lo)
     # Samples of one image are correlated: resampling samples pretends there are 240 units.
@@ -47,9 +50,9 @@ def test_grouping_changes_nothing_when_each_image_appears_once(penalty):
     dv = rng.uniform(0, 1, 400)
     y = (rng.uniform(size=400) < 0.9 - 0.7 * dv).astype(float)
     clean = (rng.uniform(size=400) < 0.9).astype(float)
-    kwargs = dict(n_boot=20, seed=5, bootstrap_penalty=penalty, min_count=5)
-    plain = estimation.estimate(dv, y, 0.9, **kwargs)
-    grouped = estimation.estimate(dv, y, 0.9, groups=np.arange(400), **kwargs)
+    settings = EstimationSettings(n_boot=20, bootstrap_penalty=penalty, min_count=5)
+    plain = estimation.estimate(dv, y, 0.9, settings, seed=5)
+    grouped = estimation.estimate(dv, y, 0.9, settings, seed=5, groups=np.arange(400))
     np.testing.assert_array_equal(plain.replicates, grouped.replicates)
     assert (plain.area_lo, plain.area_hi) == (grouped.area_lo, grouped.area_hi)
     assert clean.size == 400
@@ -57,20 +60,22 @@ def test_grouping_changes_nothing_when_each_image_appears_once(penalty):
 
 def test_reselecting_the_penalty_per_replicate():
     dv, y, image, clean = repeated_images(1)
-    common = dict(groups=image, anchor_groups=np.arange(10), min_count=3, n_boot=40, seed=2)
-    fixed = estimation.estimate(dv, y, clean, bootstrap_penalty="fixed", **common)
-    again = estimation.estimate(dv, y, clean, bootstrap_penalty="reselect", **common)
+    common = dict(groups=image, anchor_groups=np.arange(10), seed=2)
+    settings = EstimationSettings(min_count=3, n_boot=40)
+    fixed_settings = replace(settings, bootstrap_penalty="fixed")
+    fixed = estimation.estimate(dv, y, clean, fixed_settings, **common)
+    again = estimation.estimate(dv, y, clean, settings, **common)
     assert again.area == fixed.area and again.lam == fixed.lam  # the point fit is unchanged
     assert not np.array_equal(again.replicates, fixed.replicates)
     assert np.all(np.diff(again.replicates, axis=1) <= 1e-6)  # replicates stay monotone
-    same = estimation.estimate(dv, y, clean, bootstrap_penalty="reselect", **common)
+    same = estimation.estimate(dv, y, clean, settings, **common)
     np.testing.assert_array_equal(same.replicates, again.replicates)  # seeded
     # a fixed penalty is not re-chosen
-    a = estimation.estimate(dv, y, clean, lam=1e-2, bootstrap_penalty="reselect", **common)
-    b = estimation.estimate(dv, y, clean, lam=1e-2, bootstrap_penalty="fixed", **common)
+    a = estimation.estimate(dv, y, clean, replace(settings, lam=1e-2), **common)
+    b = estimation.estimate(dv, y, clean, replace(fixed_settings, lam=1e-2), **common)
     np.testing.assert_array_equal(a.replicates, b.replicates)
     with pytest.raises(ValueError, match="bootstrap_penalty"):
-        estimation.estimate(dv, y, clean, bootstrap_penalty="sometimes", **common)
+        EstimationSettings(bootstrap_penalty="sometimes")
 
 
 def test_replicate_penalty_search_window():
@@ -101,7 +106,7 @@ def test_metrics_on_a_support_known_answer():
 
 
 def _estimate(values, reps):
-    grid = estimation.default_grid()
+    grid = estimation.default_grid(EstimationSettings().grid_size)
     return estimation.Estimate(
         bins=pd.DataFrame(), grid=grid, values=values, lo=values, hi=values, level=0.95,
         area=float(np.trapezoid(values, grid)), area_lo=0.0, area_hi=1.0,
@@ -111,7 +116,7 @@ def _estimate(values, reps):
 
 
 def test_compare_restricted_to_support_equals_full_on_0_1_and_labels_need_95_percent():
-    grid = estimation.default_grid()
+    grid = estimation.default_grid(EstimationSettings().grid_size)
     rng = np.random.default_rng(0)
     h = 0.9 - 0.5 * grid
     m = 0.8 - 0.5 * grid
@@ -212,9 +217,15 @@ def test_fine_tuned_against_base_and_pairing_checks():
     frames = pd.concat([_replicates("base", reps, 0.5), _replicates("base-ft", reps + 0.1, 0.6)])
     table = differences.differences(frames, relations={"base-ft": "base"})
     row = table.iloc[0]
-    assert (row["model_a"], row["model_b"], row["relation"]) == ("base-ft", "base", "fine-tuned vs base")
+    assert (row["model_a"], row["model_b"], row["relation"]) == (
+        "base-ft",
+        "base",
+        "fine-tuned vs base",
+    )
     assert row["diff"] == pytest.approx(0.1)
-    few = pd.concat([_replicates("a", reps, 0.5, n_units=3), _replicates("b", reps, 0.5, n_units=3)])
+    few = pd.concat(
+        [_replicates("a", reps, 0.5, n_units=3), _replicates("b", reps, 0.5, n_units=3)]
+    )
     assert np.isnan(differences.differences(few)["p_value"].iloc[0])  # too few images
     unpaired = pd.concat([_replicates("a", reps, 0.5, seed=1), _replicates("b", reps, 0.5, seed=2)])
     with pytest.raises(EvaluationError, match="not paired"):
@@ -271,10 +282,12 @@ def test_small_sample_factor_and_widening():
 
     from vcrbench.estimation.bootstrap import small_sample_factor, widen
 
-    assert small_sample_factor(10) == pytest.approx(np.sqrt(10 / 9) * t.ppf(0.975, 9) / 1.959964)
-    assert small_sample_factor(10) == pytest.approx(1.2166, abs=1e-4)
-    assert 1.0 < small_sample_factor(2000) < 1.001
-    assert small_sample_factor(1) == 1.0
+    assert small_sample_factor(10, 0.95) == pytest.approx(
+        np.sqrt(10 / 9) * t.ppf(0.975, 9) / 1.959964
+    )
+    assert small_sample_factor(10, 0.95) == pytest.approx(1.2166, abs=1e-4)
+    assert 1.0 < small_sample_factor(2000, 0.95) < 1.001
+    assert small_sample_factor(1, 0.95) == 1.0
     assert small_sample_factor(10, 0.83) < small_sample_factor(10, 0.95)
     grid = np.linspace(0, 1, 11)
     center = 0.9 - 0.5 * grid
@@ -288,15 +301,15 @@ def test_small_sample_factor_and_widening():
 
 def test_estimate_widens_only_with_few_units():
     dv, y, image, clean = repeated_images(2)
-    common = dict(groups=image, anchor_groups=np.arange(10), min_count=3, n_boot=50, seed=1,
-                  bootstrap_penalty="fixed")  # fmt: skip
-    plain = estimation.estimate(dv, y, clean, small_sample="none", **common)
-    wide = estimation.estimate(dv, y, clean, **common)
+    common = dict(groups=image, anchor_groups=np.arange(10), seed=1)
+    settings = EstimationSettings(min_count=3, n_boot=50, bootstrap_penalty="fixed")
+    plain = estimation.estimate(dv, y, clean, replace(settings, small_sample="none"), **common)
+    wide = estimation.estimate(dv, y, clean, settings, **common)
     ratio = (wide.area_hi - wide.area_lo) / (plain.area_hi - plain.area_lo)
     assert ratio == pytest.approx(1.2166, abs=0.03)  # 10 images
     assert wide.area == plain.area
     with pytest.raises(ValueError, match="small_sample"):
-        estimation.estimate(dv, y, clean, small_sample="z", **common)
+        EstimationSettings(small_sample="z")
 
 
 def test_reselection_with_units_that_hold_only_clean_outcomes():
@@ -308,7 +321,13 @@ def test_reselection_with_units_that_hold_only_clean_outcomes():
     anchor = np.ones(40)
     anchor_groups = np.repeat(["full-signal:a", "full-signal:b"], 20)
     est = estimation.estimate(
-        dv, y, anchor, groups=groups, anchor_groups=anchor_groups, min_count=1, n_boot=60, seed=0
+        dv,
+        y,
+        anchor,
+        EstimationSettings(min_count=1, n_boot=60),
+        groups=groups,
+        anchor_groups=anchor_groups,
+        seed=0,
     )
     assert est.replicates.shape == (60, len(est.grid))
 
@@ -332,7 +351,9 @@ def test_similarity_classes_found_beside_the_classes_used():
     out = similarity_classes(table, info).set_index("reference")
     assert out.loc["noise", "class_found"] == out.loc["blur", "class_found"] == 1
     assert out.loc["contrast", "class_found"] == 2 and out.loc["noise", "members"] == "blur noise"
-    assert out.loc["blur", "class_used"] == "blur"  # the data say noise ~ blur; the registry does not
+    assert (
+        out.loc["blur", "class_used"] == "blur"
+    )  # the data say noise ~ blur; the registry does not
 
 
 def test_model_consistency_figure(tmp_path):

@@ -211,7 +211,7 @@ def test_imagenet_c_shards_beyond_the_set_are_empty_and_too_few_are_refused(
 
 
 def test_bin_index_and_scaled_min_count():
-    assert bins.bin_index([0.0, 0.02, 1 / 39, 0.5, 0.9999, 1.0]).tolist() == [
+    assert bins.bin_index([0.0, 0.02, 1 / 39, 0.5, 0.9999, 1.0], 40).tolist() == [
         0,
         0,
         1,
@@ -220,12 +220,12 @@ def test_bin_index_and_scaled_min_count():
         39,
     ]
     with pytest.raises(ValueError, match="NaN"):
-        bins.bin_index([0.1, np.nan])
-    assert bins.scaled_min_count(50_000) == 20
-    assert bins.scaled_min_count(100_000) == 40
-    assert bins.scaled_min_count(10_000) == 4
-    assert bins.scaled_min_count(2_500) == 1
-    assert bins.scaled_min_count(10) == 1
+        bins.bin_index([0.1, np.nan], 40)
+    assert bins.scaled_min_count(50_000, 20, 50_000) == 20
+    assert bins.scaled_min_count(100_000, 20, 50_000) == 40
+    assert bins.scaled_min_count(10_000, 20, 50_000) == 4
+    assert bins.scaled_min_count(2_500, 20, 50_000) == 1
+    assert bins.scaled_min_count(10, 20, 50_000) == 1
 
 
 def test_coverage_counts_bins_and_uses_the_denominator():

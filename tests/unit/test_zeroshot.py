@@ -10,6 +10,7 @@ import pytest
 from vcrbench import estimation
 from vcrbench.bins import bin_index
 from vcrbench.estimation import fit_curve
+from vcrbench.settings import EstimationSettings
 from vcrbench.zeroshot import (
     balance_weights,
     class_groups,
@@ -26,17 +27,32 @@ def test_weights_of_one_change_nothing_and_integer_weights_duplicate_samples():
     rng = np.random.default_rng(0)
     dv = rng.uniform(0, 1, 400)
     y = (rng.uniform(size=400) < 1 - 0.7 * dv).astype(float)
-    plain = fit_curve(dv, y, 0.95, n_bins=10, min_count=5, lam=1e-2)
-    ones = fit_curve(dv, y, 0.95, n_bins=10, min_count=5, lam=1e-2, weights=np.ones(400))
+    plain = fit_curve(dv, y, 0.95, EstimationSettings(bins=10, min_count=5, lam=1e-2), seed=0)
+    ones = fit_curve(
+        dv,
+        y,
+        0.95,
+        EstimationSettings(bins=10, min_count=5, lam=1e-2),
+        seed=0,
+        weights=np.ones(400),
+    )
     np.testing.assert_allclose(ones.values, plain.values)
     w = rng.integers(1, 4, 400)
-    weighted = fit_curve(dv, y, 0.95, n_bins=10, min_count=5, lam=1e-2, weights=w)
-    dup = fit_curve(np.repeat(dv, w), np.repeat(y, w), 0.95, n_bins=10, min_count=5, lam=1e-2)
+    weighted = fit_curve(
+        dv, y, 0.95, EstimationSettings(bins=10, min_count=5, lam=1e-2), seed=0, weights=w
+    )
+    dup = fit_curve(
+        np.repeat(dv, w),
+        np.repeat(y, w),
+        0.95,
+        EstimationSettings(bins=10, min_count=5, lam=1e-2),
+        seed=0,
+    )
     np.testing.assert_allclose(weighted.values, dup.values, atol=1e-9)
     with pytest.raises(ValueError, match="weights has 3 values but correct has 400"):
-        fit_curve(dv, y, 0.95, weights=[1, 2, 3])
+        fit_curve(dv, y, 0.95, seed=0, weights=[1, 2, 3])
     with pytest.raises(ValueError, match="non-negative"):
-        fit_curve(dv, y, 0.95, weights=-np.ones(400))
+        fit_curve(dv, y, 0.95, seed=0, weights=-np.ones(400))
 
 
 def test_balance_weights_make_bin_rates_the_mean_of_class_rates():
@@ -88,7 +104,7 @@ def test_class_mean_seen_unseen_and_h_curves():
     }
     plain = estimation.estimate(
         preds["dv"], (preds["pred"] == preds["label"]).astype(float), 600 / 660,
-        n_bins=10, min_count=5, n_boot=0, lam=1e-2,
+        EstimationSettings(bins=10, min_count=5, n_boot=0, lam=1e-2), seed=0,
     )  # fmt: skip
     assert plain.area > 0.85  # sample accuracy: dominated by the big class
     cm = found["class_mean_accuracy"]

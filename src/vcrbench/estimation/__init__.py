@@ -17,12 +17,14 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
 - :mod:`~vcrbench.estimation.lazy_scipy`: the scipy functions of the fits, imported at first use (a
   job that only reads estimates starts without scipy).
 
+The fit, the bootstrap and the estimate take the config's ``estimation`` block whole, as one
+:class:`~vcrbench.settings.EstimationSettings` (its defaults are the schema's).
+
 ``docs/estimation.md`` gives the reasons for every choice and the measured accuracy and speed.
 """
 
 from vcrbench.bins import bin_edges, bin_index
 from vcrbench.estimation.area import (
-    GRID_SIZE,
     Weighting,
     area,
     default_grid,
@@ -31,43 +33,24 @@ from vcrbench.estimation.area import (
 )
 from vcrbench.estimation.bootstrap import (
     DEFAULT_LEVEL,
-    DEFAULT_N_BOOT,
     bootstrap,
     percentile_interval,
     simultaneous_band,
 )
-from vcrbench.estimation.counts import DEFAULT_MIN_COUNT, bin_counts
-from vcrbench.estimation.estimate import (
-    BOOTSTRAP_PENALTIES,
-    SMALL_SAMPLE,
-    Estimate,
-    estimate,
-    estimate_kwargs,
-)
-from vcrbench.estimation.spline import (
-    DEFAULT_N_FOLDS,
-    DEFAULT_SPLINE,
-    LAMBDA_GRID,
-    SPLINES,
-    Curve,
-    fit_curve,
-)
-from vcrbench.vocab import N_BINS
+from vcrbench.estimation.counts import bin_counts
+from vcrbench.estimation.estimate import Estimate, estimate
+from vcrbench.estimation.spline import LAMBDA_GRID, SPLINES, Curve, fit_curve
+from vcrbench.settings import BOOTSTRAP_PENALTIES, SMALL_SAMPLE, EstimationSettings
 
 __all__ = [
     "BOOTSTRAP_PENALTIES",
     "DEFAULT_LEVEL",
     "SMALL_SAMPLE",
-    "DEFAULT_MIN_COUNT",
-    "DEFAULT_N_BOOT",
-    "DEFAULT_N_FOLDS",
-    "DEFAULT_SPLINE",
-    "GRID_SIZE",
     "LAMBDA_GRID",
-    "N_BINS",
     "SPLINES",
     "Curve",
     "Estimate",
+    "EstimationSettings",
     "Weighting",
     "area",
     "bin_counts",
@@ -76,7 +59,6 @@ __all__ = [
     "bootstrap",
     "default_grid",
     "estimate",
-    "estimate_kwargs",
     "fit_curve",
     "percentile_interval",
     "simultaneous_band",

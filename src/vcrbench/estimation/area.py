@@ -1,7 +1,8 @@
 """R̂ = ∫₀¹ s(v) w(v) dv: the evaluation grid, weightings over Δv, and the trapezoid area.
 
 Every curve (model or human, point estimate or bootstrap replicate) lives on the same grid of
-:data:`GRID_SIZE` points over [0, 1], so areas and the human-aware metrics compare like with like.
+``estimation.grid_size`` points over [0, 1] (1001 by default, step 0.001), so areas and the
+human-aware metrics compare like with like.
 The paper's R̂ weighs Δv uniformly; its footnote allows others (e.g. favouring heavy corruption),
 given here as ``"beta:A,B"``, a function or an array.
 """
@@ -13,15 +14,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-#: Points of the evaluation grid over [0, 1] (step 0.001); every area is computed on it.
-GRID_SIZE = 1001
-
 Weighting = str | Callable[[np.ndarray], np.ndarray] | np.ndarray | None
 
 
 @functools.lru_cache(maxsize=16)
-def default_grid(grid_size: int = GRID_SIZE) -> np.ndarray:
-    """The evaluation grid over [0, 1] shared by every curve (read-only)."""
+def default_grid(grid_size: int) -> np.ndarray:
+    """The evaluation grid of ``grid_size`` points over [0, 1] shared by every curve
+    (read-only; ``EstimationSettings().grid_size`` is the config's)."""
     grid = np.linspace(0.0, 1.0, grid_size)
     grid.setflags(write=False)
     return grid

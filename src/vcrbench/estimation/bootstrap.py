@@ -15,11 +15,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from vcrbench.bins import bin_index
-from vcrbench.estimation.area import GRID_SIZE
-from vcrbench.estimation.counts import DEFAULT_EMPTY_BINS, DEFAULT_MIN_COUNT, bin_sums, zero_filled
+from vcrbench.estimation.counts import DEFAULT, bin_sums, zero_filled
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID
 from vcrbench.estimation.spline import (
-    DEFAULT_SPLINE,
     LAMBDA_GRID,
     SPLINES,
     _basis,
@@ -28,17 +26,16 @@ from vcrbench.estimation.spline import (
     _folds,
     _select_lambda,
     _select_lambda_sic,
-    check_spline,
 )
 from vcrbench.estimation.validate import (
     as_outcomes,
     check_anchor,
     check_samples,
+    fixed_anchor1,
     single_blas_thread,
 )
-from vcrbench.vocab import N_BINS
+from vcrbench.settings import EstimationSettings
 
-DEFAULT_N_BOOT = 200
 DEFAULT_LEVEL = 0.95
 
 
@@ -76,27 +73,26 @@ def replicate_curves(
     anchor0: float,
     anchor_data,
     groups,
+    settings: EstimationSettings,
     *,
-    n_bins: int,
     used: np.ndarray,
     lam: float,
     anchor1: float | None,
-    n_boot: int,
     rng: np.random.Generator,
-    grid_size: int,
     progress: bool | None,
-    n_folds: int | None = None,
+    reselect: bool,
     weights: np.ndarray | None = None,
     anchor_weights: np.ndarray | None = None,
-    spline: str = DEFAULT_SPLINE,
-    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> np.ndarray:
-    """Replicate curves (see :func:`bootstrap`); ``n_folds``: choose the penalty per replicate
-    (P-spline: by ``n_folds``-fold CV on the resample, folds holding whole units; quantile spline:
-    by SIC on the resample's bins), None: keep ``lam``.
+    """``settings.n_boot`` replicate curves (see :func:`bootstrap`) of the ``settings.spline``
+    fit over ``settings.bins`` bins; ``reselect``: choose the penalty per replicate (P-spline: by
+    ``settings.n_folds``-fold CV on the resample, folds holding whole units; quantile spline: by
+    SIC on the resample's bins), else keep ``lam``. ``anchor1``: s(1), checked.
     ``weights``/``anchor_weights``: fixed weights of the samples and of the clean outcomes,
     multiplied into each resample's multiplicities (None: 1 each)."""
-    basis = _basis(n_bins - 1, grid_size, SPLINES[check_spline(spline)])
+    n_bins, n_boot, spline = settings.bins, int(settings.n_boot), settings.spline
+    n_folds = settings.n_folds if reselect else None
+    basis = _basis(n_bins - 1, settings.grid_size, SPLINES[spline])
     out = np.empty((n_boot, len(basis.grid)), dtype=np.float32)
     anchor_out = None if anchor_data is None else anchor_data[0]
     anchor_labels = None if anchor_data is None else anchor_data[1]
@@ -120,7 +116,7 @@ def replicate_curves(
         count, corr, sum_dv = bin_sums(idx, dv, y, w, n_bins)
         count = np.where(used, count, 0.0)
         x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
-        if empty_bins == "zero":  # the bins missing in the data, as the point curve fills them
+        if settings.empty_bins == "zero":  # bins missing in the data, filled as the point curve's
             x, count, corr = zero_filled(x, count, corr, used, n_bins)
         if n_folds is not None and spline == "quantile":
             grid = _candidates(lam, QUANTILE_LAMBDA_GRID)
@@ -211,69 +207,55 @@ def _candidates(lam: float, grid: tuple[float, ...] = LAMBDA_GRID) -> tuple[floa
     return grid[max(0, at - RESELECT_STEPS) : at + RESELECT_STEPS + 1]
 
 
+def reselects(settings: EstimationSettings) -> bool:
+    """Whether bootstrap replicates re-choose the penalty: where the point curve chose it (no
+    fixed ``lam``) and ``bootstrap_penalty`` is ``reselect``."""
+    return settings.lam is None and settings.bootstrap_penalty == "reselect"
+
+
 @single_blas_thread
 def bootstrap(
     dv,
     correct,
     anchor0,
+    settings: EstimationSettings = DEFAULT,
     *,
     lam: float,
-    n_bins: int = N_BINS,
-    min_count: int = DEFAULT_MIN_COUNT,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
+    seed: int,
     groups=None,
     anchor_groups=None,
-    anchor1: float | None = None,
-    grid_size: int = GRID_SIZE,
     progress: bool | None = None,
-    n_folds: int | None = None,
-    spline: str = DEFAULT_SPLINE,
-    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> np.ndarray:
-    """Bootstrap replicate curves, shape ``(n_boot, grid_size)``, float32.
+    """Bootstrap replicate curves, shape ``(settings.n_boot, settings.grid_size)``, float32.
 
     Each replicate resamples the samples with replacement (or, with ``groups``, whole groups such
     as images or participants: a cluster bootstrap), rebuilds the bins and refits with the fixed
-    penalty ``lam`` (normally the one cross-validation chose on the full data), or, with
-    ``n_folds``, with the penalty ``n_folds``-fold cross-validation chooses on the resample. The bins that enter the
-    fit are those with at least ``min_count`` samples in the full data. If ``anchor0`` is an
-    array of clean 0/1 outcomes rather than a number, the anchor is resampled too (jointly with
-    the samples' groups when ``anchor_groups`` is given). ``spline``: the fit
-    (:func:`~vcrbench.estimation.fit_curve`; with ``n_folds``, the quantile spline re-chooses its
-    penalty by SIC). ``empty_bins``: ``"zero"`` fills the bins under ``min_count`` in the full
+    penalty ``lam`` (normally the one the full data's fit chose), or, where the settings re-choose
+    it (:func:`reselects`: no fixed ``settings.lam`` and ``bootstrap_penalty`` ``reselect``), with
+    the penalty ``settings.n_folds``-fold cross-validation (the quantile spline: SIC) chooses on
+    the resample. The bins that enter the fit are those with at least ``settings.min_count``
+    samples in the full data. If ``anchor0`` is an array of clean 0/1 outcomes rather than a
+    number, the anchor is resampled too (jointly with the samples' groups when ``anchor_groups``
+    is given). ``settings.empty_bins`` ``zero`` fills the bins under ``min_count`` in the full
     data with rate 0 in every replicate (:func:`~vcrbench.estimation.counts.zero_filled`). Same
     arguments and seed, same result.
     """
     samples = check_samples(dv, correct, groups)
     dv, y, groups = samples.dv, samples.y, samples.groups
     a0, anchor_data = prepare_anchor(anchor0, anchor_groups)
+    n_bins = settings.bins
     idx = bin_index(dv, n_bins)
     count, _, _ = bin_sums(idx, dv, y, None, n_bins)
-    used = count >= max(int(min_count), 1)
+    used = count >= max(int(settings.min_count), 1)
     rng = np.random.Generator(np.random.PCG64(seed))
     return replicate_curves(
-        idx,
-        dv,
-        y,
-        a0,
-        anchor_data,
-        groups,
-        n_bins=n_bins,
-        used=used,
-        lam=float(lam),
-        anchor1=anchor1,
-        n_boot=int(n_boot),
-        rng=rng,
-        grid_size=grid_size,
-        progress=progress,
-        n_folds=n_folds,
-        spline=spline,
-        empty_bins=empty_bins,
-    )
+        idx, dv, y, a0, anchor_data, groups, settings, used=used, lam=float(lam),
+        anchor1=fixed_anchor1(settings.anchor1), rng=rng, progress=progress,
+        reselect=reselects(settings),
+    )  # fmt: skip
 
 
-def small_sample_factor(n_units: int, level: float = DEFAULT_LEVEL) -> float:
+def small_sample_factor(n_units: int, level: float) -> float:
     """How much to widen bootstrap deviations when few units are resampled.
 
     The bootstrap variance over G resampled units (images, observers) is biased low by

@@ -14,16 +14,14 @@ import pandas as pd
 from vcrbench.bins import bin_edges, bin_index
 from vcrbench.errors import ShortSampleError
 from vcrbench.estimation.validate import check_samples
-from vcrbench.vocab import COVERAGE_MIN_COUNT, N_BINS
+from vcrbench.settings import EstimationSettings
 
-#: Minimum samples in a bin for its rate to enter the fit (Alg. 1's L). 20 is the paper's coverage
-#: criterion (Table 2), so the bins that enter the fit are exactly the "covered" bins.
-DEFAULT_MIN_COUNT = COVERAGE_MIN_COUNT
 #: What a bin without ``min_count`` samples is (``estimation.empty_bins``): ``skip``, missing
 #: (Alg. 1's P_j = -1, bridged by the fit), or ``zero``, a rate of 0 (the VCR authors' toolbox,
 #: ``utils/metric.py`` ``calculate_accs``) weighted as the mean used bin, at the bin's centre.
 EMPTY_BINS = ("skip", "zero")
-DEFAULT_EMPTY_BINS = "skip"
+#: The schema's estimation settings, the default of the estimator's functions.
+DEFAULT = EstimationSettings()
 
 
 def bin_sums(idx: np.ndarray, dv: np.ndarray, y: np.ndarray, w: np.ndarray | None, n_bins: int):
@@ -34,9 +32,7 @@ def bin_sums(idx: np.ndarray, dv: np.ndarray, y: np.ndarray, w: np.ndarray | Non
     return count, correct, sum_dv
 
 
-def bin_counts(
-    dv, correct, n_bins: int = N_BINS, *, min_count: int = DEFAULT_MIN_COUNT
-) -> pd.DataFrame:
+def bin_counts(dv, correct, settings: EstimationSettings = DEFAULT) -> pd.DataFrame:
     """The histogram of Alg. 1, one row per bin (all ``n_bins`` rows, empty bins included).
 
     Parameters
@@ -44,8 +40,8 @@ def bin_counts(
     dv : array of Δv in [0, 1].
     correct : 0/1 or boolean outcomes (accuracy: f(x') = y; consistency: f(x') = f(x)); NaN marks
         a missing outcome (e.g. an unlabelled image for accuracy), which is dropped.
-    n_bins : M, the number of bins.
-    min_count : Alg. 1's L; sets the ``used`` column.
+    settings : its ``bins`` (M, the number of bins) and ``min_count`` (Alg. 1's L, which sets
+        the ``used`` column); :class:`~vcrbench.settings.EstimationSettings`.
 
     Returns
     -------
@@ -54,9 +50,10 @@ def bin_counts(
     ``rate`` (correct / count, NaN if empty) and ``used`` (count >= min_count).
     """
     samples = check_samples(dv, correct, allow_empty=True)
+    n_bins = settings.bins
     idx = bin_index(samples.dv, n_bins)
     count, corr, sum_dv = bin_sums(idx, samples.dv, samples.y, None, n_bins)
-    return bins_frame(count, corr, sum_dv, n_bins, min_count)
+    return bins_frame(count, corr, sum_dv, n_bins, settings.min_count)
 
 
 def bins_frame(count, correct, sum_dv, n_bins: int, min_count: int) -> pd.DataFrame:
@@ -105,10 +102,3 @@ def zero_filled(x, count, correct, used, n_bins: int):
         np.where(missing, weight, count),
         np.where(missing, 0.0, correct),
     )
-
-
-def check_empty_bins(empty_bins: str) -> str:
-    """``empty_bins`` if it is one of :data:`EMPTY_BINS`, else a ValueError naming them."""
-    if empty_bins not in EMPTY_BINS:
-        raise ValueError(f"empty_bins must be one of {EMPTY_BINS}, got {empty_bins!r}")
-    return empty_bins

@@ -14,7 +14,6 @@ import pandas as pd
 
 from vcrbench.bins import bin_index
 from vcrbench.estimation.area import (
-    GRID_SIZE,
     Weighting,
     area,
     default_grid,
@@ -22,40 +21,31 @@ from vcrbench.estimation.area import (
     weights_on_grid,
 )
 from vcrbench.estimation.bootstrap import (
-    DEFAULT_LEVEL,
-    DEFAULT_N_BOOT,
     percentile_interval,
     prepare_anchor,
     replicate_curves,
+    reselects,
     simultaneous_band,
     small_sample_factor,
     widen,
 )
-from vcrbench.estimation.counts import DEFAULT_EMPTY_BINS, DEFAULT_MIN_COUNT, check_empty_bins
-from vcrbench.estimation.spline import (
-    DEFAULT_N_FOLDS,
-    DEFAULT_SPLINE,
-    check_spline,
-    fit_curve,
-)
+from vcrbench.estimation.counts import DEFAULT
+from vcrbench.estimation.spline import fit_curve
 from vcrbench.estimation.validate import (
-    check_anchor,
     check_samples,
+    fixed_anchor1,
     sample_weights,
     single_blas_thread,
 )
-from vcrbench.vocab import BINS_COLUMNS, HUMAN_LABEL_SPACE, IMAGENET1K, N_BINS
-
-#: How bootstrap replicates get their smoothing penalty (:func:`estimate`).
-BOOTSTRAP_PENALTIES = ("reselect", "fixed")
-#: Small-sample corrections of the bootstrap (:func:`estimate`).
-SMALL_SAMPLE = ("t", "none")
-#: ``estimation.anchor1``'s value that pins s(1) at chance level, 1/K of the label space's K
-#: classes (:func:`chance_level`): what an observer that guesses scores once Δv = 1 (VIF = 0)
-#: leaves no information.
-ANCHOR1_CHANCE = "chance"
-#: The classes of the label spaces whose chance level is known to the estimator.
-CHANCE_CLASSES = {IMAGENET1K: 1000, HUMAN_LABEL_SPACE: 16}
+from vcrbench.settings import (  # noqa: F401 (BOOTSTRAP_PENALTIES … chance_level: re-exported)
+    ANCHOR1_CHANCE,
+    BOOTSTRAP_PENALTIES,
+    CHANCE_CLASSES,
+    SMALL_SAMPLE,
+    EstimationSettings,
+    chance_level,
+)
+from vcrbench.vocab import BINS_COLUMNS
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -91,9 +81,7 @@ class Estimate:
     def n_boot(self) -> int:
         return int(self.replicates.shape[0])
 
-    def band(
-        self, level: float = DEFAULT_LEVEL, kind: str = "pointwise"
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def band(self, level: float, kind: str = "pointwise") -> tuple[np.ndarray, np.ndarray]:
         """Band of the curve at ``level`` (e.g. 0.83) from the replicates.
 
         ``kind="pointwise"``: percentiles of the replicates at each Δv (the paper's bands);
@@ -109,7 +97,7 @@ class Estimate:
     def replicate_areas(self, weighting: Weighting = None) -> np.ndarray:
         return np.atleast_1d(area(self.replicates.astype(np.float64), weighting, self.grid))
 
-    def area_interval(self, level: float = DEFAULT_LEVEL, weighting: Weighting = None) -> tuple:
+    def area_interval(self, level: float, weighting: Weighting = None) -> tuple:
         lo, hi = percentile_interval(self.replicate_areas(weighting), level)
         return float(lo), float(hi)
 
@@ -225,26 +213,14 @@ def estimate(
     dv,
     correct,
     anchor0,
+    settings: EstimationSettings = DEFAULT,
     *,
-    n_bins: int = N_BINS,
-    min_count: int = DEFAULT_MIN_COUNT,
-    n_boot: int = DEFAULT_N_BOOT,
-    level: float = DEFAULT_LEVEL,
-    seed: int = 0,
+    seed: int,
     groups=None,
     anchor_groups=None,
-    weighting: Weighting = None,
-    lam: float | None = None,
-    anchor1: float | None = None,
-    n_folds: int = DEFAULT_N_FOLDS,
-    grid_size: int = GRID_SIZE,
-    progress: bool | None = None,
-    bootstrap_penalty: str = "reselect",
-    small_sample: str = "t",
     weights=None,
     anchor_weights=None,
-    spline: str = DEFAULT_SPLINE,
-    empty_bins: str = DEFAULT_EMPTY_BINS,
+    progress: bool | None = None,
 ) -> Estimate:
     """Alg. 1 for one (model or human reference, corruption, label space, property): the curve
     (:func:`~vcrbench.estimation.fit_curve`), its bootstrap band and R̂ with its interval.
@@ -256,89 +232,74 @@ def estimate(
         f(x') = f(x)); NaN = missing (dropped and counted in ``n_missing``).
     anchor0 : s(0): a number (clean accuracy; 1 for the consistency of a deterministic model), or
         the array of clean 0/1 outcomes it is the mean of, which the bootstrap then resamples.
-    n_bins : M, the number of Δv bins.
-    min_count : L, the minimum bin count for a bin's rate to enter the fit.
-    n_boot : bootstrap replicates (0: none; band and intervals are NaN).
-    level : level of the pointwise band and of the R̂ interval.
+    settings : the estimator's settings (:class:`~vcrbench.settings.EstimationSettings`, the
+        config's ``estimation`` block): M bins, L = ``min_count``, ``n_boot`` replicates (0: none;
+        band and intervals are NaN) at ``level``, the ``spline`` and its penalty ``lam`` (None:
+        chosen by ``n_folds``-fold cross-validation), s(1) = ``anchor1`` (None: free; ``chance``
+        must be resolved first, :meth:`~vcrbench.settings.EstimationSettings.for_label_space`),
+        ``empty_bins``, the ``weighting`` of R̂ (the curve is unaffected) on a grid of
+        ``grid_size`` points, and the bootstrap's ``bootstrap_penalty`` (``reselect``: each
+        replicate chooses its penalty by cross-validation on its resample, so intervals carry the
+        uncertainty of that choice; ``fixed``: the full data's penalty, faster and narrower; with
+        a fixed ``lam`` nothing is chosen, so nothing is re-chosen) and ``small_sample``
+        correction (``t``: replicate curves moved
+        :func:`~vcrbench.estimation.bootstrap.small_sample_factor` times as far from the point
+        curve, a widening that matters only with few resampled units; ``none``: plain percentile
+        intervals).
     seed : int seed; CV folds and bootstrap draws come from independent child generators of
-        ``numpy.random.Generator(PCG64(seed))``.
+        ``numpy.random.Generator(PCG64(seed))``. Each estimate derives its own from the config's
+        ``seed`` (:mod:`vcrbench.seeding`), so it has no default.
     groups : optional group label per sample (e.g. participant): CV folds and bootstrap resample
         whole groups.
     anchor_groups : optional group label per clean outcome (with array ``anchor0``), resampled
         jointly with ``groups``.
-    weighting : weighting over Δv for R̂ (see :func:`weights_on_grid`); the curve is unaffected.
-    lam : fixed smoothing penalty; ``None`` (default) chooses it by cross-validation.
-    anchor1 : optional s(1); default: free right end.
-    n_folds : K of the K-fold cross-validation.
-    bootstrap_penalty : ``"reselect"`` (default): each bootstrap replicate chooses its penalty by
-        cross-validation on its resample, so intervals carry the uncertainty of that choice;
-        ``"fixed"``: replicates refit with the penalty of the full data (faster, narrower).
-        With a fixed ``lam`` nothing is chosen, so nothing is re-chosen.
-    small_sample : ``"t"`` (default): replicate curves are moved
-        :func:`~vcrbench.estimation.bootstrap.small_sample_factor` times as far from the point
-        curve, a widening that matters only with few resampled units (images, observers);
-        ``"none"``: plain percentile intervals.
     weights : optional non-negative weight per sample: bins hold weighted counts and the curve
         follows weighted rates (e.g. class-balanced accuracy, :mod:`vcrbench.zeroshot`); the
         bootstrap resamples units as without weights and keeps each sample's weight.
     anchor_weights : optional weight per clean outcome (with array ``anchor0``): s(0) is their
         weighted mean.
-    spline : the fit, ``"pspline"`` (default) or ``"quantile"`` (the paper's L1 quantile
-        smoothing spline; :func:`~vcrbench.estimation.fit_curve`).
-    empty_bins : ``"skip"`` (default: bins under ``min_count`` are missing, Alg. 1) or ``"zero"``
-        (they enter the point curve and every replicate at rate 0, as the authors' toolbox;
-        :func:`~vcrbench.estimation.counts.zero_filled`).
 
     Returns
     -------
     Estimate
     """
-    check_spline(spline)
-    check_empty_bins(empty_bins)
     samples = check_samples(dv, correct, groups)
     weights = sample_weights(weights, correct)
     a0, anchor_data, anchor_weights, anchor1 = _anchors(
-        anchor0, anchor_groups, anchor_weights, anchor1
+        anchor0, anchor_groups, anchor_weights, settings.anchor1
     )
-    _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, grid_size)
+    weights_on_grid(settings.weighting, default_grid(settings.grid_size))  # checked before any work
     cv_rng, boot_rng = np.random.Generator(np.random.PCG64(seed)).spawn(2)
-    # What the point curve and every bootstrap replicate are fitted with alike.
-    shared = {"n_bins": n_bins, "anchor1": anchor1, "grid_size": grid_size, "spline": spline}
-    if empty_bins != DEFAULT_EMPTY_BINS:
-        shared["empty_bins"] = empty_bins
     curve = fit_curve(
-        samples.dv, samples.y, a0, min_count=min_count, lam=lam, n_folds=n_folds, seed=cv_rng,
-        groups=samples.groups, weights=weights, **shared,
-    )  # fmt: skip
+        samples.dv, samples.y, a0, settings, seed=cv_rng, groups=samples.groups, weights=weights
+    )
     # Replicates re-choose the penalty only where the point curve chose it and they are asked to.
-    replicate_folds = n_folds if lam is None and bootstrap_penalty == "reselect" else None
     reps = replicate_curves(
-        bin_index(samples.dv, n_bins), samples.dv, samples.y, a0, anchor_data, samples.groups,
-        used=curve.bins["used"].to_numpy(), lam=curve.lam, n_boot=int(n_boot), rng=boot_rng,
-        progress=progress, n_folds=replicate_folds, weights=weights,
-        anchor_weights=anchor_weights, **shared,
+        bin_index(samples.dv, settings.bins), samples.dv, samples.y, a0, anchor_data,
+        samples.groups, settings, used=curve.bins["used"].to_numpy(), lam=curve.lam,
+        anchor1=anchor1, rng=boot_rng, progress=progress, reselect=reselects(settings),
+        weights=weights, anchor_weights=anchor_weights,
     )  # fmt: skip
     n_units = samples.n_groups if samples.n_groups is not None else len(samples.y)
     reps, lo, hi, area_lo, area_hi = summarise_replicates(
-        reps, curve.values, curve.grid, n_units=n_units, level=level, weighting=weighting,
-        small_sample=small_sample,
-    )  # fmt: skip
+        reps, curve.values, curve.grid, settings, n_units=n_units
+    )
     return Estimate(
         bins=curve.bins,
         grid=curve.grid,
         values=curve.values,
         lo=lo,
         hi=hi,
-        level=float(level),
-        area=area(curve.values, weighting, curve.grid),
+        level=float(settings.level),
+        area=area(curve.values, settings.weighting, curve.grid),
         area_lo=area_lo,
         area_hi=area_hi,
         replicates=reps,
         anchor0=a0,
         anchor1=anchor1,
         lam=curve.lam,
-        min_count=int(min_count),
-        weighting=weighting_name(weighting),
+        min_count=int(settings.min_count),
+        weighting=weighting_name(settings.weighting),
         n=len(samples.y),
         n_missing=samples.n_missing,
         n_groups=samples.n_groups,
@@ -357,48 +318,30 @@ def _anchors(anchor0, anchor_groups, anchor_weights, anchor1):
         if anchor_weights.sum() <= 0:
             raise ValueError("anchor_weights sum to 0")
         a0 = float(anchor_weights @ anchor_data[0] / anchor_weights.sum())
-    if anchor1 is not None:
-        anchor1 = check_anchor(anchor1, "anchor1")
-        if anchor1 > a0:
-            raise ValueError(
-                f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing"
-            )
+    anchor1 = fixed_anchor1(anchor1)
+    if anchor1 is not None and anchor1 > a0:
+        raise ValueError(f"anchor1 ({anchor1}) exceeds anchor0 ({a0}): the curve is non-increasing")
     return a0, anchor_data, anchor_weights, anchor1
-
-
-def _check_options(bootstrap_penalty, small_sample, n_boot, level, weighting, grid_size) -> None:
-    """The bootstrap's and the area's settings, checked before any work."""
-    if bootstrap_penalty not in BOOTSTRAP_PENALTIES:
-        raise ValueError(
-            f"bootstrap_penalty must be one of {BOOTSTRAP_PENALTIES}, got {bootstrap_penalty!r}"
-        )
-    if small_sample not in SMALL_SAMPLE:
-        raise ValueError(f"small_sample must be one of {SMALL_SAMPLE}, got {small_sample!r}")
-    if n_boot < 0:
-        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
-    percentile_interval(np.zeros((0,)), level)  # validates level
-    weights_on_grid(weighting, default_grid(grid_size))  # validates weighting before any work
 
 
 def summarise_replicates(
     reps: np.ndarray,
     values: np.ndarray,
     grid: np.ndarray,
+    settings: EstimationSettings,
     *,
     n_units: int,
-    level: float,
-    weighting: Weighting,
-    small_sample: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     """The bootstrap's last steps, once: replicate curves ``reps`` (B, G) of the point curve
     ``values`` on ``grid``, widened by :func:`~vcrbench.estimation.bootstrap.small_sample_factor`
-    of ``n_units`` resampled units (``small_sample="t"``), their pointwise percentile band at
-    ``level`` and the percentile interval of their areas under ``weighting``. Returns
-    ``(reps, lo, hi, area_lo, area_hi)``."""
-    if small_sample == "t":
+    of ``n_units`` resampled units (``settings.small_sample`` ``t``), their pointwise percentile
+    band at ``settings.level`` and the percentile interval of their areas under
+    ``settings.weighting``. Returns ``(reps, lo, hi, area_lo, area_hi)``."""
+    level = settings.level
+    if settings.small_sample == "t":
         reps = widen(reps, values, small_sample_factor(n_units, level))
     lo, hi = percentile_interval(reps, level)
-    rep_areas = np.atleast_1d(area(reps.astype(np.float64), weighting, grid))
+    rep_areas = np.atleast_1d(area(reps.astype(np.float64), settings.weighting, grid))
     area_lo, area_hi = percentile_interval(rep_areas, level)
     return (
         reps,
@@ -409,71 +352,16 @@ def summarise_replicates(
     )
 
 
-def with_replicates(
-    point: Estimate, reps: np.ndarray, *, weighting: Weighting, small_sample: str
-) -> Estimate:
+def with_replicates(point: Estimate, reps: np.ndarray, settings: EstimationSettings) -> Estimate:
     """``point`` (an :func:`estimate` with ``n_boot=0``) completed by bootstrap replicate curves
     the caller drew itself (human curves redraw the trials' Δv in every replicate,
     :mod:`vcrbench.humans.curves`): the same widening, band and R̂ interval as :func:`estimate`
-    (:func:`summarise_replicates`), the resampled units being ``point``'s groups or samples."""
+    (:func:`summarise_replicates` with ``settings``, ``point``'s own), the resampled units being
+    ``point``'s groups or samples."""
     n_units = point.n_groups if point.n_groups is not None else point.n
     reps, lo, hi, area_lo, area_hi = summarise_replicates(
-        reps, point.values, point.grid, n_units=n_units, level=point.level, weighting=weighting,
-        small_sample=small_sample,
-    )  # fmt: skip
+        reps, point.values, point.grid, settings, n_units=n_units
+    )
     return dataclasses.replace(
         point, replicates=reps, lo=lo, hi=hi, area_lo=area_lo, area_hi=area_hi
     )
-
-
-#: Keys of the config's ``estimation`` block that are :func:`estimate` arguments, and their names.
-SETTINGS_ARGUMENTS = {
-    "bins": "n_bins",
-    "min_count": "min_count",
-    "n_boot": "n_boot",
-    "level": "level",
-    "weighting": "weighting",
-    "lam": "lam",
-    "n_folds": "n_folds",
-    "grid_size": "grid_size",
-    "anchor1": "anchor1",
-    "bootstrap_penalty": "bootstrap_penalty",
-    "small_sample": "small_sample",
-    "spline": "spline",
-    "empty_bins": "empty_bins",
-}
-
-
-def estimate_kwargs(settings, label_space: str | None = None, anchor0=None) -> dict:
-    """:func:`estimate`'s keyword arguments from the config's ``estimation`` block (keys it does
-    not set, or sets to null, keep the estimator's defaults).
-
-    ``anchor1: chance`` becomes the chance level of ``label_space`` (:func:`chance_level`), or
-    s(0) where that is lower (``anchor0``: s(0), or the clean outcomes it is the mean of): a
-    non-increasing curve cannot end above its start. Without a label space it is an error."""
-    out = {
-        arg: settings[key]
-        for key, arg in SETTINGS_ARGUMENTS.items()
-        if settings.get(key) is not None
-    }
-    if out.get("anchor1") == ANCHOR1_CHANCE:
-        if label_space is None:
-            raise ValueError(
-                "estimation.anchor1: chance needs the label space of the curve (its 1/K)"
-            )
-        chance = chance_level(label_space)
-        start = None if anchor0 is None else float(np.mean(anchor0))
-        out["anchor1"] = chance if start is None else min(chance, start)
-    return out
-
-
-def chance_level(label_space: str) -> float:
-    """1/K, the accuracy of guessing among the K classes of ``label_space`` (ImageNet-1k: 1/1000,
-    the 16 classes of the human experiments: 1/16); a ValueError for a label space whose K the
-    estimator does not know (give ``estimation.anchor1`` a number there)."""
-    if label_space not in CHANCE_CLASSES:
-        raise ValueError(
-            f"estimation.anchor1: chance is known for {sorted(CHANCE_CLASSES)}, not for label "
-            f"space {label_space!r}; give anchor1 a number"
-        )
-    return 1.0 / CHANCE_CLASSES[label_space]

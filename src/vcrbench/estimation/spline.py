@@ -24,33 +24,25 @@ import pandas as pd
 
 from vcrbench.bins import as_dv, bin_index
 from vcrbench.estimation import lazy_scipy
-from vcrbench.estimation.area import GRID_SIZE, Weighting, area, default_grid
-from vcrbench.estimation.counts import (
-    DEFAULT_EMPTY_BINS,
-    DEFAULT_MIN_COUNT,
-    bin_sums,
-    bins_with_data,
-    check_empty_bins,
-    zero_filled,
-)
+from vcrbench.estimation.area import Weighting, area, default_grid
+from vcrbench.estimation.counts import DEFAULT, bin_sums, bins_with_data, zero_filled
 from vcrbench.estimation.quantile import QUANTILE_LAMBDA_GRID, fit_quantile, select_lambda_sic
 from vcrbench.estimation.validate import (
     check_anchor,
     check_samples,
+    fixed_anchor1,
     sample_weights,
     single_blas_thread,
 )
-from vcrbench.vocab import N_BINS
+from vcrbench.settings import EstimationSettings
 
 #: Cubic B-splines with knots at the bin edges j / (M - 1).
 SPLINE_DEGREE = 3
 #: The fits of :func:`fit_curve` and the degree of each one's B-splines: the least-squares
 #: P-spline (cubic) and Koenker, Ng & Portnoy's quantile smoothing spline (linear).
 SPLINES = {"pspline": SPLINE_DEGREE, "quantile": 1}
-DEFAULT_SPLINE = "pspline"
 #: Candidate penalties (weights are normalised to sum to 1): 10^-8 … 10^2 in half decades.
 LAMBDA_GRID = tuple(float(10.0**e) for e in np.arange(-8.0, 2.01, 0.5))
-DEFAULT_N_FOLDS = 5
 #: A tiny first-difference ridge that keeps the least-squares matrix of full rank when data are
 #: sparse; its effect on a fitted curve is far below 1e-6.
 _RIDGE = 1e-9
@@ -91,7 +83,7 @@ class _Basis:
 
 
 @functools.lru_cache(maxsize=16)
-def _basis(n_segments: int, grid_size: int = GRID_SIZE, degree: int = SPLINE_DEGREE) -> _Basis:
+def _basis(n_segments: int, grid_size: int, degree: int = SPLINE_DEGREE) -> _Basis:
     inner = np.linspace(0.0, 1.0, n_segments + 1)
     knots = np.r_[np.zeros(degree), inner, np.ones(degree)]
     n = len(knots) - degree - 1
@@ -236,7 +228,8 @@ def _fit_bins(
     anchor0: float,
     anchor1: float | None,
     Bx: np.ndarray | None = None,
-    spline: str = DEFAULT_SPLINE,
+    *,
+    spline: str,
 ) -> np.ndarray:
     """Coefficients from per-bin positions, counts and correct counts (bins with count 0 drop)."""
     Bx, rate, weight = _bin_data(basis, x, count, correct, Bx)
@@ -281,14 +274,14 @@ class Curve:
     degree: int
     lam: float
     anchor0: float
+    #: The fit (:data:`SPLINES`).
+    spline: str
     anchor1: float | None = None
     #: Score per candidate penalty when it was selected: cross-validation over ``LAMBDA_GRID``
     #: (P-spline) or SIC over ``QUANTILE_LAMBDA_GRID`` (quantile spline).
     cv_scores: np.ndarray | None = None
     #: The bins table of the samples it was fitted to (:func:`~vcrbench.estimation.bin_counts`).
     bins: pd.DataFrame | None = dataclasses.field(default=None, repr=False, compare=False)
-    #: The fit (:data:`SPLINES`).
-    spline: str = DEFAULT_SPLINE
 
     def __call__(self, v) -> np.ndarray:
         """The spline at arbitrary Δv (clipped to [0, 1] against rounding)."""
@@ -368,18 +361,11 @@ def fit_curve(
     dv,
     correct,
     anchor0: float,
+    settings: EstimationSettings = DEFAULT,
     *,
-    n_bins: int = N_BINS,
-    min_count: int = DEFAULT_MIN_COUNT,
-    lam: float | None = None,
-    anchor1: float | None = None,
-    n_folds: int = DEFAULT_N_FOLDS,
-    seed: int | np.random.Generator = 0,
+    seed: int | np.random.Generator,
     groups=None,
-    grid_size: int = GRID_SIZE,
     weights=None,
-    spline: str = DEFAULT_SPLINE,
-    empty_bins: str = DEFAULT_EMPTY_BINS,
 ) -> Curve:
     """Alg. 1's curve: the monotone anchored smoothing spline through the bin rates of samples.
 
@@ -388,29 +374,27 @@ def fit_curve(
     dv : Δv of each sample, in [0, 1].
     correct : 0/1 or boolean outcome per sample; NaN = missing (dropped).
     anchor0 : s(0): clean accuracy for s_a, 1 for s_p of a deterministic model.
-    n_bins : M, the number of Δv bins.
-    min_count : Alg. 1's L: bins with fewer samples are left out and bridged by the fit.
-    lam : smoothing penalty; ``None`` selects it (P-spline: ``n_folds``-fold cross-validation;
-        quantile spline: SIC).
-    anchor1 : optional s(1); by default the right end is free (only s(1) >= 0).
+    settings : the estimator's settings (:class:`~vcrbench.settings.EstimationSettings`): M =
+        ``bins``; Alg. 1's L = ``min_count`` (bins with fewer samples are left out and bridged by
+        the fit); the ``spline``, ``pspline`` (penalised least squares, cubic) or ``quantile``
+        (Koenker, Ng & Portnoy's L1 quantile smoothing spline, linear;
+        :mod:`vcrbench.estimation.quantile`); its penalty ``lam`` (None selects it: P-spline by
+        ``n_folds``-fold cross-validation, quantile spline by SIC); s(1) = ``anchor1`` (None: the
+        right end is free, only s(1) >= 0); ``empty_bins`` ``skip`` (bins under ``min_count`` are
+        missing) or ``zero`` (they enter at rate 0, :func:`zero_filled`; the P-spline's penalty
+        is still cross-validated on the samples alone); the grid of ``grid_size`` points.
     seed : seeds the fold assignment (an int, or the generator to draw from).
     groups : optional group label per sample (e.g. image, participant): folds hold whole groups.
     weights : optional non-negative weight per sample (None: 1 each); bin counts and correct
         counts are weighted sums (:func:`sample_weights` checks them).
-    spline : ``"pspline"`` (penalised least squares, cubic) or ``"quantile"`` (Koenker, Ng &
-        Portnoy's L1 quantile smoothing spline, linear; :mod:`vcrbench.estimation.quantile`).
-    empty_bins : ``"skip"`` (bins under ``min_count`` are missing, bridged by the fit) or
-        ``"zero"`` (they enter at rate 0, :func:`zero_filled`; the P-spline's penalty is still
-        cross-validated on the samples alone).
 
     Returns
     -------
     Curve on the grid of ``grid_size`` points, with the bins table of the samples (``bins``).
     """
-    check_spline(spline)
-    check_empty_bins(empty_bins)
+    n_bins, spline, lam = settings.bins, settings.spline, settings.lam
     samples = check_samples(dv, correct, groups)
-    anchor0, anchor1 = _checked_anchors(anchor0, anchor1)
+    anchor0, anchor1 = _checked_anchors(anchor0, settings.anchor1)
     rng = (
         seed
         if isinstance(seed, np.random.Generator)
@@ -419,21 +403,21 @@ def fit_curve(
     dv, y = samples.dv, samples.y
     weights = sample_weights(weights, correct)
     idx = bin_index(dv, n_bins)
-    basis = _basis(n_bins - 1, grid_size, SPLINES[spline])
+    basis = _basis(n_bins - 1, settings.grid_size, SPLINES[spline])
     count, corr, sum_dv = bin_sums(idx, dv, y, weights, n_bins)
-    table = bins_with_data(count, corr, sum_dv, n_bins, min_count, len(y))
+    table = bins_with_data(count, corr, sum_dv, n_bins, settings.min_count, len(y))
     used = table["used"].to_numpy()
     cv_scores = None
     used_count = np.where(used, count, 0.0)
     x = np.divide(sum_dv, count, out=np.zeros(n_bins), where=count > 0)
-    if empty_bins == "zero":
+    if settings.empty_bins == "zero":
         x, used_count, corr = zero_filled(x, used_count, corr, used, n_bins)
     if lam is None and spline == "quantile":
         lam, cv_scores = _select_lambda_sic(basis, x, used_count, corr, anchor0, anchor1)
     elif lam is None:
         lam, cv_scores = _cross_validated_lambda(
-            basis, idx, dv, y, samples.group_codes, used, anchor0, anchor1, n_bins, n_folds, rng,
-            weights,
+            basis, idx, dv, y, samples.group_codes, used, anchor0, anchor1, n_bins,
+            settings.n_folds, rng, weights,
         )  # fmt: skip
     lam = float(lam)
     if not (lam > 0 and math.isfinite(lam)):
@@ -457,7 +441,7 @@ def fit_curve(
 def _checked_anchors(anchor0, anchor1) -> tuple[float, float | None]:
     """``(s(0), s(1) or None)``, each checked, s(1) no higher than s(0)."""
     anchor0 = check_anchor(anchor0, "anchor0")
-    anchor1 = None if anchor1 is None else check_anchor(anchor1, "anchor1")
+    anchor1 = fixed_anchor1(anchor1)
     if anchor1 is not None and anchor1 > anchor0:
         raise ValueError(
             f"anchor1 ({anchor1}) exceeds anchor0 ({anchor0}): the curve is non-increasing"
@@ -482,10 +466,3 @@ def _cross_validated_lambda(
     return _select_lambda(
         basis, idx, dv, y, fold, used, anchor0, anchor1, LAMBDA_GRID, n_bins, weights
     )
-
-
-def check_spline(spline: str) -> str:
-    """``spline`` if it names a fit of :data:`SPLINES`, else a ValueError naming the choices."""
-    if spline not in SPLINES:
-        raise ValueError(f"spline must be one of {tuple(SPLINES)}, got {spline!r}")
-    return spline

@@ -35,8 +35,9 @@ class Samples:
         return None if self.group_codes is None else int(self.group_codes.max()) + 1
 
 
-def as_outcomes(values, name: str = "correct") -> np.ndarray:
-    """0/1 outcomes as float64, NaN (or pandas NA/None) meaning missing."""
+def as_outcomes(values, what: str = "correct") -> np.ndarray:
+    """0/1 outcomes as float64, NaN (or pandas NA/None) meaning missing (``what``: their name in
+    an error message)."""
     arr = np.asarray(values)
     if arr.dtype == bool:
         return arr.astype(np.float64)
@@ -45,22 +46,22 @@ def as_outcomes(values, name: str = "correct") -> np.ndarray:
     else:
         arr = arr.astype(np.float64)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
     bad = ~np.isnan(arr) & (arr != 0.0) & (arr != 1.0)
     if bad.any():
         raise ValueError(
-            f"{name} must hold 0/1 (or booleans, NaN for missing); got e.g. {arr[bad][0]!r}"
+            f"{what} must hold 0/1 (or booleans, NaN for missing); got e.g. {arr[bad][0]!r}"
         )
     return arr
 
 
-def as_groups(groups, n: int, name: str = "groups") -> np.ndarray:
+def as_groups(groups, n: int, what: str = "groups") -> np.ndarray:
     """Integer codes 0..G-1 for group labels (any hashable values)."""
     labels = pd.Series(groups)
     if len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} entries, expected {n}")
+        raise ValueError(f"{what} has {len(labels)} entries, expected {n}")
     if labels.isna().any():
-        raise ValueError(f"{name} has missing labels; every sample needs a group")
+        raise ValueError(f"{what} has missing labels; every sample needs a group")
     codes, _ = pd.factorize(labels, sort=True)
     return codes.astype(np.int64)
 
@@ -89,7 +90,7 @@ def check_samples(dv, correct, groups=None, *, allow_empty: bool = False) -> Sam
     return Samples(dv[keep], y[keep], labels, codes, int((~keep).sum()))
 
 
-def sample_weights(weights, correct, name: str = "weights") -> np.ndarray | None:
+def sample_weights(weights, correct, what: str = "weights") -> np.ndarray | None:
     """Per-sample weights (None stays None) for the samples :func:`check_samples` keeps (those
     with an outcome): finite, non-negative, one per sample of ``correct``."""
     if weights is None:
@@ -97,9 +98,9 @@ def sample_weights(weights, correct, name: str = "weights") -> np.ndarray | None
     w = np.asarray(weights, dtype=np.float64).ravel()
     y = as_outcomes(correct)
     if len(w) != len(y):
-        raise ValueError(f"{name} has {len(w)} values but correct has {len(y)}")
+        raise ValueError(f"{what} has {len(w)} values but correct has {len(y)}")
     if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"{name} must be finite and non-negative")
+        raise ValueError(f"{what} must be finite and non-negative")
     return w[~np.isnan(y)]
 
 
@@ -109,6 +110,17 @@ def check_anchor(value: float, name: str) -> float:
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
     return value
+
+
+def fixed_anchor1(anchor1) -> float | None:
+    """s(1) of a curve's settings (``EstimationSettings.anchor1``) as a float in [0, 1], or None
+    (free); ``chance`` unresolved is an error (its 1/K needs the curve's label space)."""
+    if anchor1 == "chance":
+        raise ValueError(
+            "estimation.anchor1: chance needs the label space of the curve (its 1/K): "
+            "EstimationSettings.for_label_space"
+        )
+    return None if anchor1 is None else check_anchor(anchor1, "anchor1")
 
 
 @functools.lru_cache(maxsize=1)

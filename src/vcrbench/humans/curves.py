@@ -43,6 +43,7 @@ from vcrbench.estimation.estimate import with_replicates
 from vcrbench.estimation.storage import HumanEstimate
 from vcrbench.humans import mapping, trial_schema
 from vcrbench.humans.trial_schema import HumanDataError
+from vcrbench.settings import EstimationSettings
 from vcrbench.vocab import HUMAN_LABEL_SPACE, PROPERTY_NAMES, param_columns_of
 
 PROPERTIES = PROPERTY_NAMES
@@ -207,16 +208,8 @@ def _estimate_one(
     from vcrbench import estimation
 
     # The human data are 16-way forced choice: chance (anchor1: chance) is 1/16.
-    kwargs = estimation.estimate_kwargs(settings, label_space=HUMAN_LABEL_SPACE, anchor0=anchor0)
-    n_boot = int(kwargs.pop("n_boot"))
-    # What a single bootstrap replicate needs of them (the penalty is the point estimate's).
-    common = {
-        k: kwargs[k]
-        for k in ("n_bins", "min_count", "grid_size", "anchor1", "spline", "empty_bins")
-        if k in kwargs
-    }
-    if kwargs.get("lam") is None and kwargs["bootstrap_penalty"] == "reselect":
-        common["n_folds"] = kwargs["n_folds"]
+    est = EstimationSettings.of_config(settings).for_label_space(HUMAN_LABEL_SPACE, anchor0)
+    n_boot = est.n_boot
     group_labels = trials[groups].to_numpy() if groups else None
     anchor_groups = anchor_groups if groups else None
     needs_placement = np.isnan(trials["dv"].to_numpy()).any()
@@ -234,24 +227,24 @@ def _estimate_one(
     if not needs_placement or placement == "median":
         # Δv does not change between replicates: the estimator's own bootstrap is the whole story.
         return estimation.estimate(
-            dv_of(0), outcomes, anchor0, n_boot=n_boot, seed=seed, groups=group_labels,
-            anchor_groups=anchor_groups, **kwargs,
+            dv_of(0), outcomes, anchor0, est, seed=seed, groups=group_labels,
+            anchor_groups=anchor_groups,
         )  # fmt: skip
     point = estimation.estimate(
-        dv_of(0), outcomes, anchor0, n_boot=0, seed=seed, groups=group_labels,
-        anchor_groups=anchor_groups, **kwargs,
+        dv_of(0), outcomes, anchor0, dataclasses.replace(est, n_boot=0), seed=seed,
+        groups=group_labels, anchor_groups=anchor_groups,
     )  # fmt: skip
+    # A single bootstrap replicate at a time, with the point estimate's penalty.
+    one = dataclasses.replace(est, n_boot=1)
     reps = np.empty((n_boot, len(point.grid)), dtype=np.float32)
     rep_groups, rep_anchor_groups = _label_codes(group_labels, anchor_groups)
     for b in tqdm(range(n_boot), desc=f"{desc}: bootstrap", unit="rep", mininterval=2.0):
         reps[b] = estimation.bootstrap(
-            dv_of(b + 1), outcomes, anchor0, lam=point.lam, n_boot=1,
+            dv_of(b + 1), outcomes, anchor0, one, lam=point.lam,
             seed=seeding.derive_seed(seed, "humans-bootstrap", b), groups=rep_groups,
-            anchor_groups=rep_anchor_groups, **common,
+            anchor_groups=rep_anchor_groups,
         )[0]  # fmt: skip
-    return with_replicates(
-        point, reps, weighting=kwargs.get("weighting"), small_sample=kwargs["small_sample"]
-    )
+    return with_replicates(point, reps, est)
 
 
 def _label_codes(groups, anchor_groups) -> tuple:

@@ -88,7 +88,7 @@ def clean_correct(
     rows, curves = [], []
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
         # the clean-correct samples' accuracy starts at 1 (anchor1: chance, at most that)
-        kwargs = estimation.estimate_kwargs(settings, label_space=space, anchor0=1.0)
+        est_settings = estimation.EstimationSettings.of_config(settings).for_label_space(space, 1.0)
         found = outcomes.decisions(preds, clean, space, dataset_label_space, decision16=decision16)
         if found is None:
             continue
@@ -103,9 +103,9 @@ def clean_correct(
                 sub["dv"].to_numpy(np.float64),
                 (pred[keep] == label[keep]).astype(np.float64),
                 1.0,
+                est_settings,
                 groups=images,
                 seed=seeding.derive_seed(seed, CLEAN_CORRECT, corruption, space, "accuracy"),
-                **kwargs,
             )
         except ShortSampleError as exc:  # too few samples left for Alg. 1's bins
             log.warning("%s on %s, %s: clean-correct subset: %s", model, corruption, space, exc)

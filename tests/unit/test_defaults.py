@@ -28,14 +28,6 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.bins:bin_index": {"n_bins": "estimation.bins"},
     "vcrbench.bins:counts_per_bin": {"n_bins": "estimation.bins"},
     "vcrbench.bins:bin_edges": {"n_bins": "estimation.bins"},
-    "vcrbench.consistency:pair_consistency": {
-        "n_bins": "estimation.bins",
-        "label_spaces": "estimation.label_spaces",
-    },
-    "vcrbench.consistency:write_consistency_table": {
-        "n_bins": "estimation.bins",
-        "label_spaces": "estimation.label_spaces",
-    },
     "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
     "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
@@ -225,9 +217,6 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
     "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
     "vcrbench.vif:vif": {"variant": "vif.variant"},
-    "vcrbench.zeroshot:class_table": {"n_bins": "estimation.bins"},
-    "vcrbench.zeroshot:transition_table": {"n_bins": "estimation.bins"},
-    "vcrbench.zeroshot:write_zero_shot_tables": {"n_bins": "estimation.bins"},
 }
 
 #: ``"module:CONSTANT"`` -> the schema keys whose default it is.
@@ -258,7 +247,6 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
     "vcrbench.vocab:DEFAULT_DOMAIN_SET": ("sampling.domain_set",),
     "vcrbench.vocab:DEFAULT_CAST": ("sampling.cast",),
-    "vcrbench.consistency:LABEL_SPACES": ("estimation.label_spaces",),
 }
 
 #: Constants named like a schema key that are another quantity: ``"module:CONSTANT"`` -> reason.
@@ -299,10 +287,6 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.humans.geirhos.experiments:_numeric": {"scale"},
     # the {reference} wildcard of a path template
     "vcrbench.plan.paths:human_estimates": {"reference"},
-    # shared samples a bin needs for model-vs-model κ (no config key: every bin is kept), not
-    # the estimator's estimation.min_count
-    "vcrbench.consistency:pair_consistency": {"min_count"},
-    "vcrbench.consistency:write_consistency_table": {"min_count"},
     # how a corruption parameter moves on the dv-uniform path, not a lowpass scale
     "vcrbench.corruptions.corruption:Param.__init__": {"scale"},
     # the corruption's variant (its config entry's `variant`, "" for none), not vif.variant

@@ -86,15 +86,6 @@ TIED: dict[str, dict[str, str]] = {
         "grid_size": "estimation.grid_size",
         "empty_bins": "estimation.empty_bins",
     },
-    "vcrbench.outcomes:decisions": {"decision16": "estimation.decision16"},
-    "vcrbench.outcomes:extra_columns": {"decision16": "estimation.decision16"},
-    "vcrbench.outcomes:outcomes": {"decision16": "estimation.decision16"},
-    "vcrbench.evaluate:evaluate": {
-        "label_spaces": "estimation.label_spaces",
-        "scenario_level": "humans.scenario_level",
-        "short_label_space": "estimation.short_label_space",
-    },
-    "vcrbench.evaluate:imagenet_c_accuracy": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.figures.style:Style.__init__": {
         "formats": "figures.formats",
         "dpi": "figures.dpi",
@@ -191,8 +182,6 @@ TIED: dict[str, dict[str, str]] = {
             "figures.humans:human_similarity_figure",
         )
     },
-    "vcrbench.defense_effects:relative_change": {"small_sample": "estimation.small_sample"},
-    "vcrbench.defense_effects:defense_effects": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.tables.format:fmt": {"digits": "figures.digits"},
     "vcrbench.tables.format:fmt_interval": {"digits": "figures.digits"},
     "vcrbench.tables.paper:table2_coverage": {"digits": "figures.digits"},
@@ -201,10 +190,6 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.tables.paper:leaderboard": {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
-    },
-    "vcrbench.tables.restricted:clean_correct": {"label_spaces": "estimation.label_spaces"},
-    "vcrbench.tables.restricted:imagenet_c_clean_correct": {
-        "label_spaces": "estimation.label_spaces"
     },
     "vcrbench.tables.retraining:retraining_table": {
         "label_space": "dataset.label_space",

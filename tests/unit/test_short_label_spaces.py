@@ -74,7 +74,8 @@ def _evaluate(tmp_path, out="out", **kwargs):
     paths, clean = _run(tmp_path)
     return evaluate.evaluate(
         paths, clean, tmp_path / out, model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], **kwargs,
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], scenario_level=0.95,
+        **{"short_label_space": "status", **kwargs},
     )  # fmt: skip
 
 
@@ -118,7 +119,8 @@ def test_the_estimates_match_those_of_a_run_without_the_short_label_space(tmp_pa
     paths, clean = _run(tmp_path)
     only = evaluate.evaluate(
         paths, clean, tmp_path / "only", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset"],
+        settings=SETTINGS, seed=0, label_spaces=["dataset"], scenario_level=0.95,
+        short_label_space="status",
     ).set_index("label_space")  # fmt: skip
     for col in ("R_a", "R_a_lo", "R_a_hi", "R_p", "R_p_lo", "R_p_hi"):
         assert both.loc["imagenet1k", col] == only.loc["imagenet1k", col]
@@ -138,6 +140,7 @@ def test_nothing_estimated_is_an_error(tmp_path):
         evaluate.evaluate(
             paths, clean, tmp_path / "out", model="m", corruption="c",
             settings={**SETTINGS, "min_count": 10_000}, seed=0, label_spaces=["geirhos16"],
+            scenario_level=0.95, short_label_space="status",
         )  # fmt: skip
 
 

@@ -229,6 +229,7 @@ def test_evaluate_writes_paired_replicates_and_differences(tmp_path):
         evaluate.evaluate(
             paths, clean, tmp_path / model, model=model, corruption="gaussian_noise",
             settings={**SETTINGS, "n_boot": 20}, seed=0, label_spaces=["dataset"],
+            scenario_level=0.95, short_label_space="status",
         )  # fmt: skip
     reps = [tmp_path / m / evaluate.REPLICATES_FILE for m in ("m1", "m2")]
     first = io.read_parquet(reps[0])

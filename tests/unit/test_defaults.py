@@ -142,11 +142,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
-    "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
-    "vcrbench.metrics:compare": {
-        "level": "estimation.level",
-        "scenario_level": "humans.scenario_level",
-    },
+    "vcrbench.metrics:compare": {"scenario_level": "humans.scenario_level"},
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
     "vcrbench.retrain.finetune:finetune": {
         "device": "retrain.device",
@@ -169,15 +165,12 @@ TIED: dict[str, dict[str, str]] = {
         "reference_n": "coverage.reference_n",
         "denominator": "coverage.denominator",
     },
-    "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
     **{
         f"vcrbench.{function}": {
             "level": "estimation.similarity_level",
             "band": "estimation.similarity_band",
         }
         for function in (
-            "similarity:similar",
-            "similarity:classes_found",
             "figures.humans:similarity_table",
             "figures.humans:human_similarity_figure",
         )

@@ -165,6 +165,11 @@ TIED: dict[str, dict[str, str]] = {
         "reference_n": "coverage.reference_n",
         "denominator": "coverage.denominator",
     },
+    "vcrbench.settings:TableSettings.__init__": {
+        "digits": "figures.digits",
+        "label_space": "figures.label_space",
+        "leaderboard_sort": "figures.leaderboard_sort",
+    },
     **{
         f"vcrbench.{function}": {
             "level": "estimation.similarity_level",
@@ -174,23 +179,6 @@ TIED: dict[str, dict[str, str]] = {
             "figures.humans:similarity_table",
             "figures.humans:human_similarity_figure",
         )
-    },
-    "vcrbench.tables.format:fmt": {"digits": "figures.digits"},
-    "vcrbench.tables.format:fmt_interval": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:table2_coverage": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:metrics_table": {"digits": "figures.digits"},
-    "vcrbench.tables.models:table1_models": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:leaderboard": {
-        "label_space": "dataset.label_space",
-        "digits": "figures.digits",
-    },
-    "vcrbench.tables.retraining:retraining_table": {
-        "label_space": "dataset.label_space",
-        "digits": "figures.digits",
-    },
-    "vcrbench.tables.paper:paper_tables": {
-        "label_space": "dataset.label_space",
-        "digits": "figures.digits",
     },
     "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
     "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
@@ -257,8 +245,6 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.models.architectures:ConvStem.__init__": {"width"},
     # passes of the figure layout, not dv-uniform's max_rounds
     "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
-    # whether bars carry value labels, not dataset.labels
-    "vcrbench.figures.bars:metric_bars": {"labels"},
     # the report labels of a declared figure or table output, not dataset.labels
     "vcrbench.plan.products.registry:Output.__init__": {"labels"},
     # a unit conversion of Geirhos' raw values, not humans.mapping.lowpass_sigma_scale

@@ -19,7 +19,7 @@ from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.plan import config as cfg
 from vcrbench.provenance import config_hash
-from vcrbench.settings import VifSettings
+from vcrbench.settings import TableSettings, VifSettings
 
 
 def _config(vif_block=None) -> dict:
@@ -175,3 +175,26 @@ def test_no_library_default_repeats_a_vif_or_stored_resolution_setting():
     assert [line.split(" ", 1)[1] for line in found if "(variant=" in line] == [
         "vif(variant=DEFAULT.variant)"
     ]
+
+
+# ------------------------------------------------------------------ the tables' settings
+
+
+def test_table_settings_are_the_figures_blocks_table_keys_with_the_schemas_defaults():
+    figures = schema.schema()["properties"]["figures"]["properties"]
+    assert {f.name for f in dataclasses.fields(TableSettings)} <= set(figures)
+    assert TableSettings() == TableSettings(
+        schema.default_of("figures.digits"),
+        schema.default_of("figures.label_space"),
+        schema.default_of("figures.leaderboard_sort"),
+    )
+    block = plan.validate({**_config(), "figures": {"digits": 2, "leaderboard_sort": "HMRI_a"}})
+    assert TableSettings.of_config(block["figures"]) == TableSettings(2, "dataset", "HMRI_a")
+    # a key the block leaves out: the schema's default (the figures' style keys are not read)
+    assert TableSettings.of_config({"dpi": 300}) == TableSettings()
+    with pytest.raises(ValueError, match="leaderboard_sort must be one of"):
+        TableSettings(leaderboard_sort="R_x")
+    with pytest.raises(ValueError, match=r"digits must be in \[0, 10\], not 11"):
+        TableSettings(digits=11)
+    with pytest.raises(ValueError, match="digits must be an integer, not 2.5"):
+        TableSettings(digits=2.5)

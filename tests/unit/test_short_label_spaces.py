@@ -18,6 +18,7 @@ from vcrbench.figures.curves import curves_figure
 from vcrbench.figures.scatter import imagenet_c_scatter_figure
 from vcrbench.figures.style import Style
 from vcrbench.plan import config as plan_config
+from vcrbench.settings import TableSettings
 from vcrbench.tables import paper
 from vcrbench.vocab import STATUS_OK, STATUS_SHORT
 
@@ -178,7 +179,9 @@ def test_the_paper_tables_say_which_rows_are_short():
     assert list(table.data["status"]) == [STATUS_SHORT, STATUS_OK] * 2
     assert table.display["Status"].tolist()[0].startswith("accuracy: no Δv bin")
     assert "Too few samples" in table.caption
-    board = paper.leaderboard(metrics, "gaussian_noise", label_space="imagenet1k")
+    board = paper.leaderboard(
+        metrics, "gaussian_noise", settings=TableSettings(label_space="imagenet1k")
+    )
     assert "m1, geirhos16: accuracy: no Δv bin" in board.caption
     # a table without short rows is as before: no status column, no note
     fine = paper.metrics_table(metrics.assign(status=STATUS_OK, status_reason=""))

@@ -44,7 +44,7 @@ def main() -> None:
             a = sample_estimate(human_like(0.7), 100 + 2 * t, args.n)
             b = sample_estimate(human_like(0.7 + shift), 101 + 2 * t, args.n)
             for band, out in judged.items():
-                out.append(S.similar(a, b, band=band)["similar"])
+                out.append(S.similar(a, b, band=band, level=S.SIMILARITY_LEVEL)["similar"])
         shares = ", ".join(f"{band} {np.mean(out):.2f}" for band, out in judged.items())
         print(f"n={args.n} shift={shift}: share judged similar ({args.trials} pairs): {shares}")
 

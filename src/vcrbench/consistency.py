@@ -23,19 +23,14 @@ from vcrbench import io
 from vcrbench.bins import bin_index
 from vcrbench.kappa import error_consistency
 from vcrbench.vocab import (
-    DATASET_LABEL_SPACE,
-    HUMAN_LABEL_SPACE,
     IMAGENET1K,
     MODEL_CONSISTENCY_COLUMNS,
-    N_BINS,
     decision_columns,
     resolve_label_spaces,
 )
 
 #: Columns of ``model_error_consistency.csv`` (:data:`vcrbench.vocab.MODEL_CONSISTENCY_COLUMNS`).
 TABLE_COLUMNS = MODEL_CONSISTENCY_COLUMNS
-#: Label spaces compared by default (``estimation.label_spaces``' default).
-LABEL_SPACES = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE)
 
 
 def _correct(paths: Sequence[str | os.PathLike], space: str, dataset_label_space: str):
@@ -52,16 +47,18 @@ def pair_consistency(
     predictions: Mapping[str, Sequence[str | os.PathLike]],
     *,
     corruption: str,
-    n_bins: int = N_BINS,
-    min_count: int = 1,
+    n_bins: int,
+    label_spaces: Sequence[str],
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = LABEL_SPACES,
+    min_shared: int = 1,
 ) -> pd.DataFrame:
     """κ of every pair of models (``{model: its prediction files of one corruption}``) per bin.
 
-    ``label_spaces`` as ``estimation.label_spaces`` (``"dataset"`` is ``dataset_label_space``,
-    the name the rows carry). Bins with fewer than ``min_count`` shared samples are left out.
-    Columns :data:`TABLE_COLUMNS`.
+    ``n_bins``: Alg. 1's bins (``estimation.bins``); ``label_spaces``: as
+    ``estimation.label_spaces`` (``"dataset"`` is ``dataset_label_space``, the name the rows
+    carry). Bins with fewer than ``min_shared`` shared samples are left out (no config key: the
+    workflow keeps every bin; not the estimator's ``estimation.min_count``). Columns
+    :data:`TABLE_COLUMNS`.
     """
     rows = []
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
@@ -74,7 +71,7 @@ def pair_consistency(
                 continue
             both["bin"] = bin_index(both["dv_a"].to_numpy(), n_bins)
             for j, g in both.groupby("bin", sort=True):
-                if len(g) < min_count:
+                if len(g) < min_shared:
                     continue
                 r = error_consistency(g["correct_a"].to_numpy(), g["correct_b"].to_numpy())
                 rows.append(
@@ -93,15 +90,15 @@ def write_consistency_table(
     predictions: Mapping[str, Mapping[str, Sequence[str | os.PathLike]]],
     out_path: str | os.PathLike,
     *,
-    n_bins: int = N_BINS,
-    min_count: int = 1,
+    n_bins: int,
+    label_spaces: Sequence[str],
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = LABEL_SPACES,
+    min_shared: int = 1,
 ) -> pd.DataFrame:
     """:func:`pair_consistency` of every corruption (``{corruption: {model: files}}``), one CSV."""
     frames = [
         pair_consistency(
-            files, corruption=c, n_bins=n_bins, min_count=min_count,
+            files, corruption=c, n_bins=n_bins, min_shared=min_shared,
             dataset_label_space=dataset_label_space, label_spaces=label_spaces,
         )
         for c, files in sorted(predictions.items())

@@ -29,11 +29,15 @@ from vcrbench.differences import differences
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
 from vcrbench.estimation.bootstrap import small_sample_factor
-from vcrbench.outcomes import outcomes, read_prediction_file, read_predictions
+from vcrbench.outcomes import (
+    STORED_DECISION16,
+    outcomes,
+    read_prediction_file,
+    read_predictions,
+)
 from vcrbench.vocab import (
     DEFENSE_COLUMNS,
     DEFENSE_DELTA_COLUMNS,
-    HUMAN_LABEL_SPACE,
     resolve_label_spaces,
 )
 
@@ -53,7 +57,7 @@ def relative_change(
     n_boot: int,
     level: float,
     seed: int,
-    small_sample: str = "t",
+    small_sample: str,
 ) -> dict:
     """The figure of merit with its paired bootstrap interval.
 
@@ -109,7 +113,7 @@ def relative_change(
 
 
 def _accuracy_outcomes(preds, clean, space, dataset_space) -> dict[str, np.ndarray] | None:
-    found = outcomes(preds, clean, space, dataset_space)
+    found = outcomes(preds, clean, space, dataset_space, decision16=STORED_DECISION16)
     if found is None or "a" not in found:
         return None
     a = found["a"]
@@ -130,7 +134,7 @@ def defense_effects(
     *,
     defenses: Mapping[str, str],
     dataset_label_space: str,
-    label_spaces: Sequence[str] = ("dataset", HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str],
     settings: Mapping,
     seed: int,
 ) -> pd.DataFrame:
@@ -139,8 +143,9 @@ def defense_effects(
     ``predictions``: model -> corruption -> its prediction files (the test-set groups);
     ``clean``: model -> its clean prediction file; ``replicates``: the replicate metrics of
     both models of every pair (``replicate_metrics.parquet``); ``defenses``: model -> a label of
-    its defense; ``settings``: the config's ``estimation`` block (``n_boot``, ``level``,
-    ``small_sample``).
+    its defense; ``label_spaces``: ``estimation.label_spaces``; ``settings``: the config's
+    ``estimation`` block (``n_boot``, ``level``, ``small_sample``). The 16-class decision is the
+    stored one (:data:`~vcrbench.outcomes.STORED_DECISION16`).
     """
     spaces = resolve_label_spaces(label_spaces, dataset_label_space)
     rows = []

@@ -33,6 +33,7 @@ from vcrbench.estimation.status import (
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
 from vcrbench.labels import DEFAULT_DECISION16, check_decision16
 from vcrbench.outcomes import (
+    STORED_DECISION16,
     Outcomes,
     decisions,
     extra_columns,
@@ -60,6 +61,9 @@ REPLICATES_FILE = "replicate_metrics.parquet"
 METRIC_RANGES = ("support", "full")
 #: Suffix of the vcr_metrics.csv columns integrated over the human reference's Δv support.
 SUPPORT_SUFFIX = "_support"
+#: The label spaces of the ImageNet-C tables (``imagenet_c_accuracy``, ``imagenet_c_clean_correct``):
+#: both, whatever ``estimation.label_spaces`` says (their rules do not read the estimation block).
+IMAGENET_C_LABEL_SPACES = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE)
 
 log = logging.getLogger(__name__)
 
@@ -74,14 +78,14 @@ def evaluate(
     settings: Mapping,
     seed: int,
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str],
     reference: str | None = None,
     reference_how: str | None = None,
     reference_dir: str | os.PathLike | None = None,
-    scenario_level: float = metrics.DEFAULT_SCENARIO_SUPPORT,
+    scenario_level: float,
     progress: bool = False,
     zero_shot: Mapping | None = None,
-    short_label_space: str = "status",
+    short_label_space: str,
 ) -> pd.DataFrame:
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
@@ -90,7 +94,9 @@ def evaluate(
     split seen, unseen and H) in the dataset's label space, as curves and ``R_cm``, ``R_s``,
     ``R_u``, ``R_H``.
 
-    ``settings`` is the config's ``estimation`` block. ``reference_dir`` holds the human
+    ``settings`` is the config's ``estimation`` block; ``label_spaces`` and ``short_label_space``
+    are its keys of those names (``"dataset"`` is ``dataset_label_space``), ``scenario_level``
+    is ``humans.scenario_level``. ``reference_dir`` holds the human
     reference's estimates (``results/humans/{reference}``) when the corruption has one; HMRI and
     MRSI then integrate over all of [0, 1] as the paper (``HMRI_a``, ``MRSI_a``, …, extrapolated
     human curve included) and over the Δv range where the reference has data (columns
@@ -339,15 +345,16 @@ def imagenet_c_accuracy(
     clean: Mapping[str, str | os.PathLike],
     *,
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str],
 ) -> pd.DataFrame:
     """Accuracy and consistency of every model on every ImageNet-C set, per severity and mean.
 
     ``predictions``: ``{(model, corruption): path or paths}`` of ImageNet-C prediction files
     (the prediction schema plus ``severity``; the groups of one set are read together);
     ``clean``: ``{model: path}`` of clean predictions.
-    Per label space (``"dataset"`` = ``dataset_label_space``; ``geirhos16`` for models with
-    16-class decisions): ``accuracy`` over labelled images (``n`` of them), ``consistency`` =
+    Per label space of ``label_spaces`` (``"dataset"`` = ``dataset_label_space``; ``geirhos16``
+    for models with 16-class decisions, by the stored ``pred16``, :data:`STORED_DECISION16`; the
+    workflow passes :data:`IMAGENET_C_LABEL_SPACES`): ``accuracy`` over labelled images (``n`` of them), ``consistency`` =
     share of images whose prediction equals the clean one (``n_images``), the outcomes of
     :func:`decisions` as the curves use them. Severity ``"mean"`` is the mean over the five
     severities (ImageNet-C's convention), with summed counts.
@@ -373,7 +380,10 @@ def imagenet_c_accuracy(
         path = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} more)"
         ref = read_prediction_file(clean[model])
         for space in resolve_label_spaces(label_spaces, dataset_label_space):
-            found = decisions(preds, ref, space, dataset_label_space, where=str(path))
+            found = decisions(
+                preds, ref, space, dataset_label_space, decision16=STORED_DECISION16,
+                where=str(path),
+            )  # fmt: skip
             if found is None:
                 continue
             pred, label, clean_pred = found

@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 from vcrbench.estimation import (
-    DEFAULT_LEVEL,
     Estimate,
     Weighting,
     percentile_interval,
@@ -122,7 +121,7 @@ def scenario(a_h_gt_m: float, a_m_gt_h: float, tol: float = DEFAULT_TOL) -> str:
     return SCENARIO_IDENTICAL
 
 
-def scenario_label(point: str, share: float, level: float = DEFAULT_SCENARIO_SUPPORT) -> str:
+def scenario_label(point: str, share: float, level: float) -> str:
     """The point scenario where at least ``level`` of the bootstrap replicates agree with it, else
     ``"undetermined"`` (also without replicates: a label no interval supports is not reported)."""
     if not 0 < level <= 1:
@@ -196,7 +195,7 @@ def compare(
     human: Estimate,
     model: Estimate,
     *,
-    level: float = DEFAULT_LEVEL,
+    level: float,
     weighting: Weighting = None,
     tol: float = DEFAULT_TOL,
     support: tuple[float, float] | None = None,
@@ -204,6 +203,7 @@ def compare(
 ) -> dict:
     """Human-aware metrics of ``model`` against ``human`` with paired bootstrap intervals.
 
+    ``level``: of the intervals (``estimation.level``; the estimates' own, in the workflow).
     Areas are taken over ``support`` (the human reference's Δv range; None: [0, 1]). Point values
     come from the two fitted curves. Replicate b of the model is paired with
     replicate b of the humans (the two are independent resamples of independent data, so the

@@ -23,13 +23,18 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.errors import EvaluationError
-from vcrbench.labels import DEFAULT_DECISION16, PROB16_COLUMNS, check_decision16, decide_16_by
+from vcrbench.labels import PROB16_COLUMNS, check_decision16, decide_16_by
 from vcrbench.vocab import (
     HUMAN_DECISION,
     HUMAN_LABEL_SPACE,
     PREDICTION_COLUMNS,
     decision_columns,
 )
+
+#: The 16-class rule of the ``pred16`` column a prediction file stores (inference's argmax of
+#: the mean probabilities, :mod:`vcrbench.inference.outputs`): the tables that do not follow
+#: ``estimation.decision16`` (ImageNet-C accuracy, the defenses) read it as stored.
+STORED_DECISION16 = "mean"
 
 
 def read_prediction_file(path: str | os.PathLike, extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -48,7 +53,7 @@ def read_predictions(paths: Sequence[str | os.PathLike], extra: Sequence[str] = 
     return out.sort_values("sample_id", kind="stable").reset_index(drop=True)
 
 
-def extra_columns(decision16: str = DEFAULT_DECISION16) -> tuple[str, ...]:
+def extra_columns(decision16: str) -> tuple[str, ...]:
     """The prediction file's columns beyond :data:`PREDICTION_COLUMNS` that the 16-class rule
     ``decision16`` reads (``sum``: the mean probabilities it sums; the others: none)."""
     return PROB16_COLUMNS if check_decision16(decision16) == "sum" else ()
@@ -57,7 +62,7 @@ def extra_columns(decision16: str = DEFAULT_DECISION16) -> tuple[str, ...]:
 def _decided16(frame: pd.DataFrame, decision16: str) -> pd.DataFrame:
     """``frame`` with its ``pred16`` column decided by ``decision16`` (the stored column is the
     ``mean`` rule's; the others are recomputed from ``pred`` or the ``prob16_*`` columns)."""
-    if check_decision16(decision16) == DEFAULT_DECISION16:
+    if check_decision16(decision16) == STORED_DECISION16:
         return frame
     prob16 = frame[list(PROB16_COLUMNS)].to_numpy() if decision16 == "sum" else None
     out = frame.copy()
@@ -70,8 +75,9 @@ def decisions(
     clean: pd.DataFrame,
     label_space: str,
     dataset_space: str,
+    *,
+    decision16: str,
     where: str = "predictions",
-    decision16: str = DEFAULT_DECISION16,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(pred, label, clean_pred)`` of every sample in one label space: the model's decision, the
     sample's label (< 0: none) and the model's decision on the same clean image. None where the
@@ -112,7 +118,8 @@ def outcomes(
     clean: pd.DataFrame,
     label_space: str,
     dataset_space: str,
-    decision16: str = DEFAULT_DECISION16,
+    *,
+    decision16: str,
 ) -> dict[str, Outcomes] | None:
     """``{"a": Outcomes, "p": Outcomes}`` in one label space; None if not available.
 

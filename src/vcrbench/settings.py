@@ -7,8 +7,11 @@ written nowhere else; their values are checked against the schema's ``enum``.
 Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.measure`, the manifests' pilots, the test-set and
 ImageNet-C shards). :class:`CoverageSettings`: Table 2's coverage (the ``coverage`` block), taken
 by :mod:`vcrbench.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the ``estimation``
-block's keys that :mod:`vcrbench.estimation` reads). A leaf module: it imports only the schema and
-the vocabulary, so that typing a setting costs a job no import (:mod:`vcrbench.vif` loads numba).
+block's keys that :mod:`vcrbench.estimation` reads). :class:`TableSettings`: the ``figures`` keys
+that shape the tables (:mod:`vcrbench.tables`). :class:`HumanMappingSettings`: how human conditions
+are placed on the Δv axis (the ``humans.mapping`` block). A leaf module: it imports only the schema
+and the vocabulary, so that typing a setting costs a job no import (:mod:`vcrbench.vif` loads
+numba).
 """
 
 from __future__ import annotations
@@ -308,3 +311,46 @@ class EstimationSettings:
 
             chance = min(chance, float(mean(anchor0)))
         return replace(self, anchor1=chance)
+#: What ranks a leaderboard (``figures.leaderboard_sort``).
+LEADERBOARD_SORTS = schema.enum_of("figures.leaderboard_sort")
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """The keys of the ``figures`` block that shape the tables (Tables 1–3, the metrics table, the
+    leaderboards; docs/figures.md), typed. The figures' style is
+    :class:`vcrbench.figures.style.Style` (it loads matplotlib; a table job needs none).
+
+    Attributes
+    ----------
+    digits
+        Decimals of the tables' numbers (their CSV data rounded, the Markdown and LaTeX cells);
+        ``figures.digits``.
+    label_space
+        The label space of R̂ where a row has no human reference (``"dataset"``: the dataset's
+        own, resolved against the run's by the table functions); ``figures.label_space``.
+    leaderboard_sort
+        The metric that ranks a leaderboard (R_a where a corruption has no values of it);
+        ``figures.leaderboard_sort``.
+    """
+
+    digits: int = schema.default_of("figures.digits")
+    label_space: str = schema.default_of("figures.label_space")
+    leaderboard_sort: str = schema.default_of("figures.leaderboard_sort")
+
+    def __post_init__(self):
+        if isinstance(self.digits, bool) or not isinstance(self.digits, int):
+            raise ValueError(f"digits must be an integer, not {self.digits!r}")
+        if not 0 <= self.digits <= 10:
+            raise ValueError(f"digits must be in [0, 10], not {self.digits}")
+        if self.leaderboard_sort not in LEADERBOARD_SORTS:
+            raise ValueError(
+                f"leaderboard_sort must be one of {list(LEADERBOARD_SORTS)}, not "
+                f"{self.leaderboard_sort!r}"
+            )
+
+    @classmethod
+    def of_config(cls, figures: Mapping) -> TableSettings:
+        """From a validated config's ``figures`` block (its other keys, the figures' style, are
+        not the tables'); a key it leaves out: the schema's default."""
+        return _of_block(cls, figures)

@@ -50,12 +50,14 @@ def _band(item, level: float, band: str) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64), None
 
 
-def similar(a, b, *, level: float = SIMILARITY_LEVEL, band: str = SIMILARITY_BAND) -> dict:
+def similar(a, b, *, level: float, band: str) -> dict:
     """The paper's test: do the ``level`` bands of two human curves overlap everywhere?
 
     ``a`` and ``b`` are :class:`~vcrbench.estimation.Estimate` objects (bands from their
-    replicates) or ``(lo, hi)`` pairs on a common grid. ``band`` is ``"pointwise"`` (percentile
-    bands at each Δv, the paper's, the default) or ``"simultaneous"`` (sup-t bands). Asking
+    replicates) or ``(lo, hi)`` pairs on a common grid. ``level``: ``estimation.similarity_level``
+    (the paper's :data:`SIMILARITY_LEVEL`); ``band``: ``estimation.similarity_band``,
+    ``"pointwise"`` (percentile bands at each Δv, the paper's, :data:`SIMILARITY_BAND`) or
+    ``"simultaneous"`` (sup-t bands). Asking
     pointwise bands to overlap at every Δv is a test at every Δv at once: it called two samples
     of one human-like curve dissimilar in 67% of trials, simultaneous bands in 7%
     (docs/estimation.md).
@@ -86,13 +88,13 @@ def similar(a, b, *, level: float = SIMILARITY_LEVEL, band: str = SIMILARITY_BAN
 
 
 def screening_test(
-    n_correct: int, n_trials: int, *, chance: float = 0.5, alpha: float = 0.05
+    n_correct: int, n_trials: int, *, chance: float = 0.5, alpha: float
 ) -> dict:
     """Binomial test of a "same corruption or not?" screening experiment against chance.
 
     ``n_correct`` of ``n_trials`` same/different judgements were right. The one-sided test asks
     whether people do better than ``chance``; if not (p >= ``alpha``), the two corruptions are
-    candidates for one class. Not rejecting is weak evidence when ``n_trials`` is small: report
+    candidates for one class (``alpha``: ``humans.screening.alpha``). Not rejecting is weak evidence when ``n_trials`` is small: report
     the interval too.
 
     Returns
@@ -141,12 +143,12 @@ def _maximal_cliques(names: list[str], adj: dict[str, set[str]]) -> list[frozens
 
 
 def classes_found(
-    items: Mapping[str, object], *, level: float = SIMILARITY_LEVEL, band: str = SIMILARITY_BAND
+    items: Mapping[str, object], *, level: float, band: str
 ) -> list[list[str]]:
     """Group corruptions into classes of mutually similar human curves.
 
     ``items`` maps a corruption name to its human :class:`~vcrbench.estimation.Estimate` (or a
-    ``(lo, hi)`` band). Similarity (:func:`similar`) is not transitive, so a class is a clique:
+    ``(lo, hi)`` band); ``level`` and ``band`` as :func:`similar`'s. Similarity is not transitive, so a class is a clique:
     every pair in it is similar, as sharing human data across the class requires. Classes are
     taken greedily: the largest clique first (ties: the alphabetically first), its members
     removed, and so on; every corruption ends in exactly one class (possibly alone).

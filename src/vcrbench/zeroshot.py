@@ -205,7 +205,7 @@ def class_table(
     corruption: str,
     class_names: Sequence[str] | None,
     groups: np.ndarray | None = None,
-    n_bins: int = N_BINS,
+    n_bins: int,
 ) -> pd.DataFrame:
     """Per class and Δv bin: samples, correct ones and accuracy, with the class's clean accuracy
     (:data:`ZERO_SHOT_CLASS_COLUMNS`; bins without samples of a class are left out)."""
@@ -262,7 +262,7 @@ def transition_table(
     model: str,
     corruption: str,
     groups: np.ndarray | None = None,
-    n_bins: int = N_BINS,
+    n_bins: int,
 ) -> pd.DataFrame:
     """Class transitions between each labelled sample's clean and corrupted prediction
     (:data:`ZERO_SHOT_TRANSITION_COLUMNS`), for all samples and per class group (seen, unseen), over all of
@@ -307,7 +307,7 @@ def write_zero_shot_tables(
     num_classes: int,
     seen: Sequence[int] | None = None,
     unseen: Sequence[int] | None = None,
-    n_bins: int = N_BINS,
+    n_bins: int,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-class table and the class-transition table of every model and corruption.
 

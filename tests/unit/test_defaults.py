@@ -25,14 +25,6 @@ from vcrbench import schema
 #: ``"module:function"`` (``Class.method`` for methods) -> {parameter: schema key path}
 #: (``*`` stands for any name under an object of names, e.g. ``retrain.runs.*``).
 TIED: dict[str, dict[str, str]] = {
-    "vcrbench.consistency:pair_consistency": {
-        "n_bins": "estimation.bins",
-        "label_spaces": "estimation.label_spaces",
-    },
-    "vcrbench.consistency:write_consistency_table": {
-        "n_bins": "estimation.bins",
-        "label_spaces": "estimation.label_spaces",
-    },
     "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
     "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
     "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
@@ -45,15 +37,6 @@ TIED: dict[str, dict[str, str]] = {
         "crop": "dataset.crop",
         "on_error": "dataset.on_error",
     },
-    "vcrbench.outcomes:decisions": {"decision16": "estimation.decision16"},
-    "vcrbench.outcomes:extra_columns": {"decision16": "estimation.decision16"},
-    "vcrbench.outcomes:outcomes": {"decision16": "estimation.decision16"},
-    "vcrbench.evaluate:evaluate": {
-        "label_spaces": "estimation.label_spaces",
-        "scenario_level": "humans.scenario_level",
-        "short_label_space": "estimation.short_label_space",
-    },
-    "vcrbench.evaluate:imagenet_c_accuracy": {"label_spaces": "estimation.label_spaces"},
     "vcrbench.figures.style:Style.__init__": {
         "formats": "figures.formats",
         "dpi": "figures.dpi",
@@ -76,11 +59,7 @@ TIED: dict[str, dict[str, str]] = {
     "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
     "vcrbench.layouts:read_cub": {"split": "dataset.split"},
     "vcrbench.layouts:read_layout": {"split": "dataset.split"},
-    "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
-    "vcrbench.metrics:compare": {
-        "level": "estimation.level",
-        "scenario_level": "humans.scenario_level",
-    },
+    "vcrbench.metrics:compare": {"scenario_level": "humans.scenario_level"},
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
     "vcrbench.retrain.finetune:finetune": {
         "device": "retrain.device",
@@ -124,46 +103,14 @@ TIED: dict[str, dict[str, str]] = {
             "grid_size",
         )  # fmt: skip
     },
-    "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
-    **{
-        f"vcrbench.{function}": {
-            "level": "estimation.similarity_level",
-            "band": "estimation.similarity_band",
-        }
-        for function in (
-            "similarity:similar",
-            "similarity:classes_found",
-        )
-    },
-    "vcrbench.defense_effects:relative_change": {"small_sample": "estimation.small_sample"},
-    "vcrbench.defense_effects:defense_effects": {"label_spaces": "estimation.label_spaces"},
-    "vcrbench.tables.format:fmt": {"digits": "figures.digits"},
-    "vcrbench.tables.format:fmt_interval": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:table2_coverage": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:metrics_table": {"digits": "figures.digits"},
-    "vcrbench.tables.models:table1_models": {"digits": "figures.digits"},
-    "vcrbench.tables.paper:leaderboard": {
-        "label_space": "dataset.label_space",
+    "vcrbench.settings:TableSettings.__init__": {
         "digits": "figures.digits",
-    },
-    "vcrbench.tables.restricted:clean_correct": {"label_spaces": "estimation.label_spaces"},
-    "vcrbench.tables.restricted:imagenet_c_clean_correct": {
-        "label_spaces": "estimation.label_spaces"
-    },
-    "vcrbench.tables.retraining:retraining_table": {
-        "label_space": "dataset.label_space",
-        "digits": "figures.digits",
-    },
-    "vcrbench.tables.paper:paper_tables": {
-        "label_space": "dataset.label_space",
-        "digits": "figures.digits",
+        "label_space": "figures.label_space",
+        "leaderboard_sort": "figures.leaderboard_sort",
     },
     "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
     "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
     "vcrbench.vif:vif": {"variant": "vif.variant"},
-    "vcrbench.zeroshot:class_table": {"n_bins": "estimation.bins"},
-    "vcrbench.zeroshot:transition_table": {"n_bins": "estimation.bins"},
-    "vcrbench.zeroshot:write_zero_shot_tables": {"n_bins": "estimation.bins"},
 }
 
 #: ``"module:CONSTANT"`` -> the schema keys whose default it is.
@@ -188,7 +135,6 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     "vcrbench.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
     "vcrbench.vocab:DEFAULT_DOMAIN_SET": ("sampling.domain_set",),
     "vcrbench.vocab:DEFAULT_CAST": ("sampling.cast",),
-    "vcrbench.consistency:LABEL_SPACES": ("estimation.label_spaces",),
 }
 
 #: Constants named like a schema key that are another quantity: ``"module:CONSTANT"`` -> reason.
@@ -221,18 +167,12 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.models.architectures:ConvStem.__init__": {"width"},
     # passes of the figure layout, not dv-uniform's max_rounds
     "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
-    # whether bars carry value labels, not dataset.labels
-    "vcrbench.figures.bars:metric_bars": {"labels"},
     # the report labels of a declared figure or table output, not dataset.labels
     "vcrbench.plan.products.registry:Output.__init__": {"labels"},
     # a unit conversion of Geirhos' raw values, not humans.mapping.lowpass_sigma_scale
     "vcrbench.humans.geirhos.experiments:_numeric": {"scale"},
     # the {reference} wildcard of a path template
     "vcrbench.plan.paths:human_estimates": {"reference"},
-    # shared samples a bin needs for model-vs-model κ (no config key: every bin is kept), not
-    # the estimator's estimation.min_count
-    "vcrbench.consistency:pair_consistency": {"min_count"},
-    "vcrbench.consistency:write_consistency_table": {"min_count"},
     # how a corruption parameter moves on the dv-uniform path, not a lowpass scale
     "vcrbench.corruptions.corruption:Param.__init__": {"scale"},
     # the corruption's variant (its config entry's `variant`, "" for none), not vif.variant

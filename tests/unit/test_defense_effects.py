@@ -84,7 +84,8 @@ def effects(synthetic, **kwargs):
     predictions, clean, replicates = synthetic
     return defense_effects(
         {"d": "u"}, predictions, clean, replicates, defenses={"d": "jpeg(quality=75)"},
-        dataset_label_space="ten", settings=SETTINGS, seed=0, **kwargs,
+        dataset_label_space="ten", settings=SETTINGS, seed=0,
+        **{"label_spaces": ["dataset", "geirhos16"], **kwargs},
     )  # fmt: skip
 
 

@@ -47,7 +47,7 @@ def test_outcomes_in_the_dataset_space():
         }
     )
     clean = clean_predictions()
-    obs = outcomes.outcomes(preds, clean, "imagenet1k", "imagenet1k")
+    obs = outcomes.outcomes(preds, clean, "imagenet1k", "imagenet1k", decision16="mean")
     dv_a, y_a, anchor_a, images_a, anchor_images = obs["a"]
     labelled = preds["label"].to_numpy() >= 0
     # the bootstrap's unit is the image: each sample and each clean outcome carries its image id
@@ -64,21 +64,21 @@ def test_outcomes_in_the_dataset_space():
     )
     assert anchor_p == 1.0 and len(y_p) == n
 
-    obs16 = outcomes.outcomes(preds, clean, "geirhos16", "imagenet1k")
+    obs16 = outcomes.outcomes(preds, clean, "geirhos16", "imagenet1k", decision16="mean")
     has16 = preds["label16"].to_numpy() >= 0
     assert len(obs16["a"][1]) == has16.sum()
     assert np.array_equal(obs16["a"][2], [1.0, 1.0])  # clean a and d decide their 16-class
 
     no16 = preds.assign(pred16=np.int8(-1))
-    assert outcomes.outcomes(no16, clean, "geirhos16", "imagenet1k") is None
+    assert outcomes.outcomes(no16, clean, "geirhos16", "imagenet1k", decision16="mean") is None
     with pytest.raises(LabelSpaceError, match="cub200"):
-        outcomes.outcomes(preds, clean, "cub200", "imagenet1k")
+        outcomes.outcomes(preds, clean, "cub200", "imagenet1k", decision16="mean")
 
 
 def test_missing_clean_prediction_is_an_error():
     preds = clean_predictions().assign(image_id=["a", "b", "c", "zz"])
     with pytest.raises(evaluate.EvaluationError, match="zz"):
-        outcomes.outcomes(preds, clean_predictions(), "imagenet1k", "imagenet1k")
+        outcomes.outcomes(preds, clean_predictions(), "imagenet1k", "imagenet1k", decision16="mean")
 
 
 def synthetic_run(tmp_path, n=3000, seed=1):
@@ -123,7 +123,8 @@ def test_evaluate_writes_curves_and_metrics(tmp_path):
     paths, clean = synthetic_run(tmp_path)
     table = evaluate.evaluate(
         paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"],
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], scenario_level=0.95,
+        short_label_space="status",
     )  # fmt: skip
     assert list(table["label_space"]) == ["imagenet1k", "geirhos16"]
     consistency = table.set_index("label_space").loc["imagenet1k", "R_p"]
@@ -141,7 +142,8 @@ def test_evaluate_writes_curves_and_metrics(tmp_path):
     ).all()
     again = evaluate.evaluate(
         paths, clean, tmp_path / "out2", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"],
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], scenario_level=0.95,
+        short_label_space="status",
     )  # fmt: skip
     for name in ("bins", "curves", "metrics"):
         assert (tmp_path / "out" / f"{name}.parquet").read_bytes() == (
@@ -155,7 +157,8 @@ def evaluate_against_reference(paths, clean, tmp_path):
     return evaluate.evaluate(
         paths, clean, tmp_path / "out", model="m", corruption="gaussian_noise",
         settings=SETTINGS, seed=0, reference="ref", reference_how="own",
-        reference_dir=tmp_path / "humans",
+        reference_dir=tmp_path / "humans", label_spaces=SETTINGS["label_spaces"],
+        scenario_level=0.95, short_label_space="status",
     )  # fmt: skip
 
 
@@ -264,6 +267,7 @@ def test_imagenet_c_accuracy_per_severity_and_mean(tmp_path):
     out = evaluate.imagenet_c_accuracy(
         {("m", "frost"): tmp_path / "m" / "imagenet-c" / "frost.parquet"},
         {"m": tmp_path / "m" / "clean.parquet"},
+        label_spaces=evaluate.IMAGENET_C_LABEL_SPACES,
     )
     io.write_csv(out, tmp_path / "acc.csv")
     assert list(out.columns) == IMAGENET_C_COLUMNS
@@ -290,13 +294,21 @@ def test_imagenet_c_accuracy_errors_and_other_label_spaces(tmp_path):
     io.write_parquet(inc, tmp_path / "inc.parquet")
     with pytest.raises(evaluate.EvaluationError, match="'i9'"):
         evaluate.imagenet_c_accuracy(
-            {("m", "frost"): tmp_path / "inc.parquet"}, {"m": tmp_path / "clean.parquet"}
+            {("m", "frost"): tmp_path / "inc.parquet"},
+            {"m": tmp_path / "clean.parquet"},
+            label_spaces=evaluate.IMAGENET_C_LABEL_SPACES,
         )
     with pytest.raises(evaluate.EvaluationError, match="no clean predictions"):
-        evaluate.imagenet_c_accuracy({("m", "frost"): tmp_path / "inc.parquet"}, {})
+        evaluate.imagenet_c_accuracy(
+            {("m", "frost"): tmp_path / "inc.parquet"},
+            {},
+            label_spaces=evaluate.IMAGENET_C_LABEL_SPACES,
+        )
     # a model without 16-class decisions has no geirhos16 rows
     io.write_parquet(inc.iloc[:1], tmp_path / "inc1.parquet")
     out = evaluate.imagenet_c_accuracy(
-        {("m", "frost"): tmp_path / "inc1.parquet"}, {"m": tmp_path / "clean.parquet"}
+        {("m", "frost"): tmp_path / "inc1.parquet"},
+        {"m": tmp_path / "clean.parquet"},
+        label_spaces=evaluate.IMAGENET_C_LABEL_SPACES,
     )
     assert set(out["label_space"]) == {"imagenet1k"}

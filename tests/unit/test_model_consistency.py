@@ -42,7 +42,8 @@ def test_pairs_per_bin_and_label_space(tmp_path):
         "b": [_predictions(tmp_path / "b.parquet", b, dv)],
         "c": [_predictions(tmp_path / "c.parquet", c, dv)],
     }
-    t = consistency.pair_consistency(files, corruption="x", n_bins=5)
+    spaces = ["dataset", "geirhos16"]
+    t = consistency.pair_consistency(files, corruption="x", n_bins=5, label_spaces=spaces)
     assert tuple(t.columns) == consistency.TABLE_COLUMNS
     # no 16-class labels: only imagenet1k; 3 pairs x 4 bins (bin 4 holds only dv = 1)
     assert set(t.label_space) == {"imagenet1k"} and len(t) == 3 * 4
@@ -55,8 +56,16 @@ def test_pairs_per_bin_and_label_space(tmp_path):
     keep = (np.arange(n) > 0) & (np.floor(dv * 4) == row["bin"])
     ref = error_consistency(a[keep], b[keep])
     assert (row.n, row.kappa) == (ref["n"], pytest.approx(ref["kappa"]))
-    out = consistency.write_consistency_table({"x": files}, tmp_path / "t.csv", n_bins=5)
+    out = consistency.write_consistency_table(
+        {"x": files}, tmp_path / "t.csv", n_bins=5, label_spaces=spaces
+    )
     assert pd.read_csv(tmp_path / "t.csv").shape == out.shape
+    # min_shared leaves out the bins with fewer shared samples (the workflow keeps every bin)
+    least = int(ab.n.min())
+    fewer = consistency.pair_consistency(
+        files, corruption="x", n_bins=5, label_spaces=spaces, min_shared=least + 1
+    )
+    assert len(fewer) < len(t) and (fewer.n > least).all()
 
 
 def test_a_dataset_with_its_own_label_space_names_its_rows(tmp_path):
@@ -74,7 +83,11 @@ def test_a_dataset_with_its_own_label_space_names_its_rows(tmp_path):
         df = io.read_parquet(files[name][0])
         io.write_parquet(df.assign(pred16=np.int8(-1)), files[name][0])
     out = consistency.write_consistency_table(
-        {"x": files}, tmp_path / "t.csv", n_bins=5, dataset_label_space="cub200"
+        {"x": files},
+        tmp_path / "t.csv",
+        n_bins=5,
+        dataset_label_space="cub200",
+        label_spaces=["dataset", "geirhos16"],
     )
     assert set(out.label_space) == {"cub200"} and len(out) == 4
     assert set(pd.read_csv(tmp_path / "t.csv").label_space) == {"cub200"}
@@ -86,7 +99,11 @@ def test_a_dataset_with_its_own_label_space_names_its_rows(tmp_path):
     assert only.empty
     with pytest.raises(LabelSpaceError, match="label space 'imagenet1k' is neither"):
         consistency.pair_consistency(
-            files, corruption="x", dataset_label_space="cub200", label_spaces=["imagenet1k"]
+            files,
+            corruption="x",
+            n_bins=5,
+            dataset_label_space="cub200",
+            label_spaces=["imagenet1k"],
         )
 
 

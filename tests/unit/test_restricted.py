@@ -174,7 +174,9 @@ def test_imagenet_c_clean_correct_counts_only_clean_correct_images(tmp_path):
     io.write_parquet(clean, tmp_path / "clean.parquet")
     io.write_parquet(inc, tmp_path / "inc.parquet")
     out = restricted.imagenet_c_clean_correct(
-        {("m", "frost"): [tmp_path / "inc.parquet"]}, {"m": tmp_path / "clean.parquet"}
+        {("m", "frost"): [tmp_path / "inc.parquet"]},
+        {"m": tmp_path / "clean.parquet"},
+        label_spaces=["dataset", "geirhos16"],
     )
     mine = out[out["label_space"] == "imagenet1k"].set_index("severity")
     assert mine.loc["1", "accuracy"] == 0.5 and mine.loc["1", "n"] == 2  # i2 (now right) left out

@@ -20,7 +20,7 @@ from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.plan import config as cfg
 from vcrbench.provenance import config_hash
-from vcrbench.settings import EstimationSettings, HumanMappingSettings, VifSettings
+from vcrbench.settings import EstimationSettings, HumanMappingSettings, TableSettings, VifSettings
 
 
 def _config(vif_block=None) -> dict:
@@ -262,3 +262,24 @@ def test_chance_is_resolved_per_label_space_and_nothing_else_is():
     assert resolved == dataclasses.replace(settings, anchor1=1 / 16)
     assert resolved.for_label_space("imagenet1k") is resolved  # a number stays
     assert EstimationSettings().for_label_space(None) == EstimationSettings()
+# ------------------------------------------------------------------ the tables' settings
+
+
+def test_table_settings_are_the_figures_blocks_table_keys_with_the_schemas_defaults():
+    figures = schema.schema()["properties"]["figures"]["properties"]
+    assert {f.name for f in dataclasses.fields(TableSettings)} <= set(figures)
+    assert TableSettings() == TableSettings(
+        schema.default_of("figures.digits"),
+        schema.default_of("figures.label_space"),
+        schema.default_of("figures.leaderboard_sort"),
+    )
+    block = plan.validate({**_config(), "figures": {"digits": 2, "leaderboard_sort": "HMRI_a"}})
+    assert TableSettings.of_config(block["figures"]) == TableSettings(2, "dataset", "HMRI_a")
+    # a key the block leaves out: the schema's default (the figures' style keys are not read)
+    assert TableSettings.of_config({"dpi": 300}) == TableSettings()
+    with pytest.raises(ValueError, match="leaderboard_sort must be one of"):
+        TableSettings(leaderboard_sort="R_x")
+    with pytest.raises(ValueError, match=r"digits must be in \[0, 10\], not 11"):
+        TableSettings(digits=11)
+    with pytest.raises(ValueError, match="digits must be an integer, not 2.5"):
+        TableSettings(digits=2.5)

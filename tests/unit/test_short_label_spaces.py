@@ -18,7 +18,7 @@ from vcrbench.figures.curves import curves_figure
 from vcrbench.figures.scatter import imagenet_c_scatter_figure
 from vcrbench.figures.style import Style
 from vcrbench.plan import config as plan_config
-from vcrbench.settings import EstimationSettings
+from vcrbench.settings import EstimationSettings, TableSettings
 from vcrbench.tables import paper
 from vcrbench.vocab import STATUS_OK, STATUS_SHORT
 
@@ -75,7 +75,8 @@ def _evaluate(tmp_path, out="out", **kwargs):
     paths, clean = _run(tmp_path)
     return evaluate.evaluate(
         paths, clean, tmp_path / out, model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], **kwargs,
+        settings=SETTINGS, seed=0, label_spaces=["dataset", "geirhos16"], scenario_level=0.95,
+        **{"short_label_space": "status", **kwargs},
     )  # fmt: skip
 
 
@@ -121,7 +122,8 @@ def test_the_estimates_match_those_of_a_run_without_the_short_label_space(tmp_pa
     paths, clean = _run(tmp_path)
     only = evaluate.evaluate(
         paths, clean, tmp_path / "only", model="m", corruption="gaussian_noise",
-        settings=SETTINGS, seed=0, label_spaces=["dataset"],
+        settings=SETTINGS, seed=0, label_spaces=["dataset"], scenario_level=0.95,
+        short_label_space="status",
     ).set_index("label_space")  # fmt: skip
     for col in ("R_a", "R_a_lo", "R_a_hi", "R_p", "R_p_lo", "R_p_hi"):
         assert both.loc["imagenet1k", col] == only.loc["imagenet1k", col]
@@ -141,6 +143,7 @@ def test_nothing_estimated_is_an_error(tmp_path):
         evaluate.evaluate(
             paths, clean, tmp_path / "out", model="m", corruption="c",
             settings={**SETTINGS, "min_count": 10_000}, seed=0, label_spaces=["geirhos16"],
+            scenario_level=0.95, short_label_space="status",
         )  # fmt: skip
 
 
@@ -178,7 +181,9 @@ def test_the_paper_tables_say_which_rows_are_short():
     assert list(table.data["status"]) == [STATUS_SHORT, STATUS_OK] * 2
     assert table.display["Status"].tolist()[0].startswith("accuracy: no Δv bin")
     assert "Too few samples" in table.caption
-    board = paper.leaderboard(metrics, "gaussian_noise", label_space="imagenet1k")
+    board = paper.leaderboard(
+        metrics, "gaussian_noise", settings=TableSettings(label_space="imagenet1k")
+    )
     assert "m1, geirhos16: accuracy: no Δv bin" in board.caption
     # a table without short rows is as before: no status column, no note
     fine = paper.metrics_table(metrics.assign(status=STATUS_OK, status_reason=""))

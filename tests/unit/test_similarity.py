@@ -45,10 +45,10 @@ def test_same_curve_is_similar_and_shifted_curve_is_not():
     a = _estimate(0.7, seed=1)
     b = _estimate(0.7, seed=2)
     c = _estimate(0.45, seed=3)
-    same = S.similar(a, b, band="simultaneous")
+    same = S.similar(a, b, band="simultaneous", level=S.SIMILARITY_LEVEL)
     assert same["similar"] and same["overlap_fraction"] == 1.0
     assert same["max_gap"] == 0.0 and same["first_gap_v"] is None
-    other = S.similar(a, c, band="simultaneous")
+    other = S.similar(a, c, band="simultaneous", level=S.SIMILARITY_LEVEL)
     assert not other["similar"]
     assert other["overlap_fraction"] < 0.8 and other["max_gap"] > 0.1
     assert 0.3 < other["first_gap_v"] < 0.7
@@ -66,34 +66,37 @@ def test_pointwise_bands_are_the_narrower_option():
     inside = np.all((a.replicates >= lo_s - 1e-6) & (a.replicates <= hi_s + 1e-6), axis=1)
     assert inside.mean() >= 0.83 - 1 / a.n_boot
     c = _estimate(0.45, seed=3)
-    pointwise = S.similar(a, c)  # the paper's bands, the default
-    assert pointwise == S.similar(a, c, band="pointwise")
-    assert pointwise["overlap_fraction"] <= S.similar(a, c, band="simultaneous")["overlap_fraction"]
+    pointwise = S.similar(a, c, level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND)  # the paper's
+    assert pointwise == S.similar(a, c, band="pointwise", level=S.SIMILARITY_LEVEL)
+    assert (
+        pointwise["overlap_fraction"]
+        <= S.similar(a, c, band="simultaneous", level=S.SIMILARITY_LEVEL)["overlap_fraction"]
+    )
     with pytest.raises(ValueError, match="band kind"):
         a.band(0.83, "bonferroni")
 
 
 def test_similar_accepts_raw_bands():
     lo, hi = np.zeros(5), np.ones(5)
-    out = S.similar((lo, hi), (lo + 2, hi + 2))
+    out = S.similar((lo, hi), (lo + 2, hi + 2), level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND)
     assert not out["similar"] and out["first_gap_v"] == 0 and out["max_gap"] == pytest.approx(1.0)
     without = E.estimate(
         np.linspace(0, 1, 2000), np.ones(2000), 1.0, EstimationSettings(n_boot=0), seed=0
     )
     with pytest.raises(ValueError, match="no band"):
-        S.similar(without, without)
+        S.similar(without, without, level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND)
 
 
 def test_screening_test_against_chance():
-    chance_level = S.screening_test(52, 100)
+    chance_level = S.screening_test(52, 100, alpha=0.05)
     assert not chance_level["distinguishable"]
     assert chance_level["p_value"] == pytest.approx(binom.sf(51, 100, 0.5))
     assert chance_level["ci_lo"] < 0.5 < chance_level["ci_hi"]
-    told_apart = S.screening_test(70, 100)
+    told_apart = S.screening_test(70, 100, alpha=0.05)
     assert told_apart["distinguishable"] and told_apart["p_value"] < 1e-4
     assert told_apart["accuracy"] == 0.7
     # Other chance levels (e.g. an odd-one-out task with three choices).
-    assert S.screening_test(40, 100, chance=1 / 3)["p_value"] == pytest.approx(
+    assert S.screening_test(40, 100, chance=1 / 3, alpha=0.05)["p_value"] == pytest.approx(
         binom.sf(39, 100, 1 / 3)
     )
 
@@ -104,9 +107,9 @@ def test_screening_test_against_chance():
 )
 def test_screening_test_rejects_bad_counts(args, message):
     with pytest.raises(ValueError, match=message):
-        S.screening_test(*args)
+        S.screening_test(*args, alpha=0.05)
     with pytest.raises(ValueError, match="chance"):
-        S.screening_test(5, 10, chance=1.0)
+        S.screening_test(5, 10, chance=1.0, alpha=0.05)
 
 
 def _band(center, half=0.05):
@@ -123,7 +126,7 @@ def test_similarity_classes_are_cliques():
         "median_blur": _band(0.83),
         "frost": _band(0.20),
     }
-    assert S.classes_found(items) == [
+    assert S.classes_found(items, level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND) == [
         ["gaussian_noise", "impulse_noise", "shot_noise"],
         ["blur", "median_blur"],
         ["frost"],
@@ -133,7 +136,10 @@ def test_similarity_classes_are_cliques():
 def test_similarity_is_not_transitive_so_chains_split():
     # x ~ y and y ~ z but x !~ z: one pair forms a class, the third stands alone.
     items = {"x": _band(0.40), "y": _band(0.48), "z": _band(0.56)}
-    assert S.classes_found(items) == [["x", "y"], ["z"]]
+    assert S.classes_found(items, level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND) == [
+        ["x", "y"],
+        ["z"],
+    ]
 
 
 def test_similarity_classes_from_estimates():
@@ -142,4 +148,7 @@ def test_similarity_classes_from_estimates():
         "b": _estimate(0.7, seed=5),
         "c": _estimate(0.4, seed=6),
     }
-    assert S.classes_found(items) == [["a", "b"], ["c"]]
+    assert S.classes_found(items, level=S.SIMILARITY_LEVEL, band=S.SIMILARITY_BAND) == [
+        ["a", "b"],
+        ["c"],
+    ]

@@ -122,8 +122,8 @@ def test_compare_restricted_to_support_equals_full_on_0_1_and_labels_need_95_per
     m = 0.8 - 0.5 * grid
     human = _estimate(h, np.clip(h + rng.normal(0, 0.01, (100, 1)), 0, 1))
     model = _estimate(m, np.clip(m + rng.normal(0, 0.2, (100, 1)), 0, 1))
-    full = metrics.compare(human, model)
-    same = metrics.compare(human, model, support=(0.0, 1.0))
+    full = metrics.compare(human, model, level=0.95)
+    same = metrics.compare(human, model, support=(0.0, 1.0), level=0.95)
     assert {k: v for k, v in full.items() if k != "replicates"} == {
         k: v for k, v in same.items() if k != "replicates"
     }
@@ -131,10 +131,10 @@ def test_compare_restricted_to_support_equals_full_on_0_1_and_labels_need_95_per
     # the model's replicates cross the human curve in many draws: the label is not supported
     assert full["scenario_support"] < 0.95
     assert full["scenario_label"] == metrics.SCENARIO_UNDETERMINED
-    sure = metrics.compare(human, _estimate(m, np.tile(m, (100, 1))))
+    sure = metrics.compare(human, _estimate(m, np.tile(m, (100, 1))), level=0.95)
     assert sure["scenario_support"] == 1.0 and sure["scenario_label"] == full["scenario"]
     assert len(full["replicates"]["HMRI"]) == 100
-    assert metrics.scenario_label("mixed", float("nan")) == metrics.SCENARIO_UNDETERMINED
+    assert metrics.scenario_label("mixed", float("nan"), 0.95) == metrics.SCENARIO_UNDETERMINED
 
 
 def test_human_support_rule():
@@ -240,6 +240,7 @@ def test_evaluate_writes_paired_replicates_and_differences(tmp_path):
         evaluate.evaluate(
             paths, clean, tmp_path / model, model=model, corruption="gaussian_noise",
             settings={**SETTINGS, "n_boot": 20}, seed=0, label_spaces=["dataset"],
+            scenario_level=0.95, short_label_space="status",
         )  # fmt: skip
     reps = [tmp_path / m / evaluate.REPLICATES_FILE for m in ("m1", "m2")]
     first = io.read_parquet(reps[0])

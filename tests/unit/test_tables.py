@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from vcrbench import tables
+from vcrbench.settings import TableSettings
 
 METRICS = ["R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p"]
 
@@ -34,13 +35,14 @@ def metric_rows(values: dict, corruption="gaussian_noise", reference="geirhos201
 
 
 def test_fmt_and_intervals():
-    assert tables.fmt(0.12345) == "0.123"
+    assert tables.fmt(0.12345, 3) == "0.123"
     assert tables.fmt(0.12345, 1) == "0.1"
-    assert tables.fmt(np.nan) == tables.MISSING
-    assert tables.fmt(None) == tables.MISSING
-    assert tables.fmt_interval(0.5, 0.4, 0.6) == "0.500 [0.400, 0.600]"
-    assert tables.fmt_interval(0.5, np.nan, 0.6) == "0.500"
-    assert tables.fmt_interval(np.nan, 0.4, 0.6) == tables.MISSING
+    assert tables.fmt(np.nan, 3) == tables.MISSING
+    assert tables.fmt(None, 3) == tables.MISSING
+    assert tables.fmt_interval(0.5, 0.4, 0.6, 3) == "0.500 [0.400, 0.600]"
+    assert tables.fmt_interval(0.5, 0.4, 0.6, 1) == "0.5 [0.4, 0.6]"
+    assert tables.fmt_interval(0.5, np.nan, 0.6, 3) == "0.500"
+    assert tables.fmt_interval(np.nan, 0.4, 0.6, 3) == tables.MISSING
 
 
 def test_latex_text_escapes_and_spells_out_unicode():
@@ -151,6 +153,15 @@ def test_metrics_table_prints_intervals_and_references():
     assert geirhos["Human reference"] == "geirhos2018-noise (similarity-class)"
     assert table.data["R_a"].iloc[0] == 0.61  # numbers in the CSV
     assert r"HMRI$_a$" in table.to_latex()
+    # figures.digits, through the tables' settings: the cells and the CSV's numbers
+    one = tables.metrics_table(rows, TableSettings(digits=1))
+    assert one.display[one.display["Labels"] == "geirhos16"].iloc[0]["HMRI_a"] == "0.8 [0.8, 0.8]"
+    assert one.data["R_a"].iloc[0] == 0.6
+    built = tables.paper_tables(rows, coverage_rows(), ["gaussian_noise"], TableSettings(digits=1))
+    board = built["leaderboard/gaussian_noise"]
+    assert board.data["R_a"].iloc[0] == 0.6 and built["table2_coverage"].data.equals(
+        tables.table2_coverage(coverage_rows(), TableSettings(digits=1)).data
+    )
 
 
 def test_leaderboard_ranks_and_ties():
@@ -162,27 +173,36 @@ def test_leaderboard_ranks_and_ties():
         }
     )
     board = tables.leaderboard(
-        rows, "gaussian_noise", families={"a": "vit"}, label_space="imagenet1k"
+        rows,
+        "gaussian_noise",
+        families={"a": "vit"},
+        settings=TableSettings(label_space="imagenet1k"),
     )
     assert list(board.data["model"]) == ["c", "a", "b"]  # ties by name
     assert list(board.data["rank"]) == [1, 2, 2]
     assert list(board.data["family"]) == ["other", "vit", "other"]
     assert board.data.loc[0, "HMRI_a"] == 0.6  # from the geirhos16 rows
     assert "HMRI_p" not in board.display  # no values: no column
-    by_hmri = tables.leaderboard(rows, "gaussian_noise", sort_by="HMRI_a", label_space="imagenet1k")
+    by_hmri = tables.leaderboard(
+        rows,
+        "gaussian_noise",
+        settings=TableSettings(label_space="imagenet1k", leaderboard_sort="HMRI_a"),
+    )
     assert list(by_hmri.data["model"]) == ["a", "b", "c"]
 
 
 def test_leaderboard_without_human_reference_ranks_by_r_a():
     rows = metric_rows({"x": {"R_a": 0.2}, "y": {"R_a": 0.4}}, corruption="frost", reference=None)
-    board = tables.leaderboard(rows, "frost", sort_by="HMRI_a", label_space="imagenet1k")
+    board = tables.leaderboard(
+        rows, "frost", settings=TableSettings(label_space="imagenet1k", leaderboard_sort="HMRI_a")
+    )
     assert list(board.data["model"]) == ["y", "x"]
     assert not any(c.startswith(("HMRI", "MRSI")) for c in board.display.columns)
     assert "no human reference" in board.caption
     with pytest.raises(tables.TableError, match="'snow'"):
         tables.leaderboard(rows, "snow")
     with pytest.raises(tables.TableError, match="cub200"):
-        tables.leaderboard(rows, "frost", label_space="cub200")
+        tables.leaderboard(rows, "frost", settings=TableSettings(label_space="cub200"))
 
 
 # --------------------------------------------------------------------------- Table 3
@@ -198,7 +218,9 @@ def test_retraining_table_layout_and_improvements():
             metric_rows({"base": {"R_a": 0.3, "R_p": 0.3}}, corruption="snow", reference=None),
         ]
     )
-    table = tables.retraining_table(rows, {"tuned": "base"}, label_space="imagenet1k")
+    table = tables.retraining_table(
+        rows, {"tuned": "base"}, settings=TableSettings(label_space="imagenet1k")
+    )
     # snow has no fine-tuned results: left out
     assert list(table.data["corruption"].unique()) == ["frost", "gaussian_noise"]
     assert list(table.data["phase"]) == ["before", "after", "before", "after"]
@@ -236,14 +258,16 @@ def test_retraining_table_one_fine_tuned_model_per_corruption():
     rows = pd.concat(parts)
     pairs = {"R50_ft_frost": "R50", "R50_ft_glass_blur": "R50"}
     trained_on = {"R50_ft_frost": ["frost"], "R50_ft_glass_blur": ["glass_blur"]}
-    table = tables.retraining_table(rows, pairs, trained_on=trained_on, label_space="imagenet1k")
+    table = tables.retraining_table(
+        rows, pairs, trained_on=trained_on, settings=TableSettings(label_space="imagenet1k")
+    )
     assert table.display.shape == (2, 13)  # one group: the base
     after = table.display.set_index("corruption")["R50|after|a|R"]
     assert list(after) == ["0.500", "0.450"]
     assert list(table.data["finetuned_model"]) == ["R50_ft_frost"] * 2 + ["R50_ft_glass_blur"] * 2
     assert "R50_ft_frost on frost" in table.caption
     # without trained_on the rows are ambiguous: one group per fine-tuned model
-    wide = tables.retraining_table(rows, pairs, label_space="imagenet1k")
+    wide = tables.retraining_table(rows, pairs, settings=TableSettings(label_space="imagenet1k"))
     assert wide.display.shape == (2, 25)
 
 
@@ -267,7 +291,7 @@ def test_write_tables_by_name(tmp_path):
         metric_rows({"m": {"R_a": 0.5, "R_p": 0.5}}),
         coverage_rows(),
         ["gaussian_noise"],
-        label_space="imagenet1k",
+        settings=TableSettings(label_space="imagenet1k"),
     )
     assert set(built) == {"table2_coverage", "metrics", "leaderboard/gaussian_noise"}
     paths = [tmp_path / "table2_coverage.md", tmp_path / "leaderboard" / "gaussian_noise.tex"]
@@ -283,20 +307,25 @@ def test_r_hat_beside_hmri_is_in_the_humans_label_space():
     in16 = rows["label_space"] == "geirhos16"
     for c in ("R_a", "R_a_lo", "R_a_hi"):
         rows.loc[in16, c] -= 0.2  # the 16-class R̂ differs from the ImageNet-1k one
-    board = tables.leaderboard(rows, "gaussian_noise", label_space="imagenet1k").data
+    board = tables.leaderboard(
+        rows, "gaussian_noise", settings=TableSettings(label_space="imagenet1k")
+    ).data
     m = board.set_index("model").loc["m"]
     assert m["R_a"] == pytest.approx(0.3) and m["R_a_imagenet1k"] == pytest.approx(0.5)
     assert m["R_a_imagenet1k_lo"] == pytest.approx(0.49) and m["R_label_space"] == "geirhos16"
-    shown = tables.leaderboard(rows, "gaussian_noise", label_space="imagenet1k").display
+    shown = tables.leaderboard(
+        rows, "gaussian_noise", settings=TableSettings(label_space="imagenet1k")
+    ).display
     assert "R̂_a (imagenet1k)" in shown.columns
-    frost = tables.leaderboard(rows, "frost", label_space="imagenet1k").data
+    frost = tables.leaderboard(rows, "frost", settings=TableSettings(label_space="imagenet1k")).data
     assert frost.loc[0, "R_a"] == pytest.approx(0.3) and "R_a_imagenet1k" not in frost
     assert frost.loc[0, "R_label_space"] == "imagenet1k"
-    same = tables.leaderboard(rows, "gaussian_noise", label_space="geirhos16").data
+    same = tables.leaderboard(
+        rows, "gaussian_noise", settings=TableSettings(label_space="geirhos16")
+    ).data
     assert "R_a_geirhos16" not in same and (same["R_label_space"] == "geirhos16").all()
     table3 = tables.retraining_table(
-        pd.concat([rows, rows.assign(model=rows["model"] + "-ft")]), {"m-ft": "m"},
-        label_space="imagenet1k",
+        pd.concat([rows, rows.assign(model=rows["model"] + "-ft")]), {"m-ft": "m"}, settings=TableSettings(label_space="imagenet1k"),
     ).data.set_index(["corruption", "phase"])  # fmt: skip
     assert table3.loc[("gaussian_noise", "before"), "R_a"] == pytest.approx(0.3)
     assert table3.loc[("gaussian_noise", "before"), "R_a_imagenet1k"] == pytest.approx(0.5)
@@ -324,7 +353,10 @@ def test_table3_changes_of_r_hat_follow_its_label_space():
         ]
     )
     data = tables.retraining_table(
-        rows, {"m-ft": "m"}, label_space="imagenet1k", differences=differences
+        rows,
+        {"m-ft": "m"},
+        differences=differences,
+        settings=TableSettings(label_space="imagenet1k"),
     ).data.set_index(["corruption", "phase"])
     assert data.loc[("gaussian_noise", "change"), "R_a"] == pytest.approx(0.2)  # beside HMRI
     assert data.loc[("frost", "change"), "R_a"] == pytest.approx(0.3)  # no human reference

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from vcrbench import evaluate, logs
+from vcrbench import evaluate, logs, schema
 from vcrbench.plan import job
 
 with job.run(snakemake):
@@ -10,8 +10,8 @@ with job.run(snakemake):
     p = snakemake.params
     ref = p.reference
     # At its default the plan leaves estimation.short_label_space out of the params
-    # (vcrbench.plan.config.PARAMS_WHEN_SET): the library's default is the schema's.
-    short = {k: p.settings[k] for k in ("short_label_space",) if k in p.settings}
+    # (vcrbench.plan.config.PARAMS_WHEN_SET): the schema's default then.
+    short = p.settings.get("short_label_space", schema.default_of("estimation.short_label_space"))
     evaluate.evaluate(
         list(snakemake.input.predictions),
         snakemake.input.clean,
@@ -27,5 +27,5 @@ with job.run(snakemake):
         reference_dir=ref["dir"],
         scenario_level=p.scenario_level,
         zero_shot=p.zero_shot,
-        **short,
+        short_label_space=short,
     )

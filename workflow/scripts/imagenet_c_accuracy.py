@@ -16,5 +16,10 @@ with job.run(snakemake):
         if snakemake.rule == "imagenet_c_clean_correct"
         else evaluate.imagenet_c_accuracy
     )
-    table = accuracy(predictions, clean, dataset_label_space=snakemake.params.dataset_label_space)
+    table = accuracy(
+        predictions,
+        clean,
+        dataset_label_space=snakemake.params.dataset_label_space,
+        label_spaces=evaluate.IMAGENET_C_LABEL_SPACES,
+    )
     io.write_csv(table, snakemake.output[0])

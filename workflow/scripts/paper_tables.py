@@ -6,17 +6,18 @@ import pandas as pd
 
 from vcrbench import tables
 from vcrbench.plan import job
+from vcrbench.settings import TableSettings
 
 with job.run(snakemake):
     p = snakemake.params
+    settings = TableSettings(p.digits, p.label_space, p.sort_by)
     built = tables.paper_tables(
         pd.read_csv(snakemake.input.metrics),
         pd.read_csv(snakemake.input.coverage),
         p.corruptions,
+        settings,
+        dataset_label_space=p.dataset_label_space,
         families=p.families,
-        label_space=tables.resolve_label_space(p.label_space, p.dataset_label_space),
-        sort_by=p.sort_by,
-        digits=p.digits,
         differences=pd.read_csv(snakemake.input.differences),
     )
     root = Path(snakemake.output.coverage).parent  # results/tables/paper

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from vcrbench import datasets, evaluate, io, provenance, sampling, testset
+from vcrbench import datasets, evaluate, io, provenance, sampling, schema, testset
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.humans import stages as human_stages
@@ -290,7 +290,10 @@ def estimate(
     p = estimate_params(plan, corruption)
     out = jobs.path(paths.MODEL_METRICS, model=model, corruption=corruption)
     ref = p["reference"]
-    short = {k: p["settings"][k] for k in ("short_label_space",) if k in p["settings"]}
+    # left out of the params at its default (vcrbench.plan.config.PARAMS_WHEN_SET)
+    short = p["settings"].get(
+        "short_label_space", schema.default_of("estimation.short_label_space")
+    )
     outputs = [jobs.path(t, model=model, corruption=corruption)
                for t in (paths.MODEL_BINS, paths.MODEL_CURVES, paths.MODEL_METRICS,
                          paths.MODEL_REPLICATES)]  # fmt: skip
@@ -303,7 +306,7 @@ def estimate(
             label_spaces=p["settings"]["label_spaces"], reference=ref["name"],
             reference_how=ref["how"],
             reference_dir=None if ref["dir"] is None else reference_root / ref["dir"],
-            scenario_level=p["scenario_level"], zero_shot=p["zero_shot"], **short,
+            scenario_level=p["scenario_level"], zero_shot=p["zero_shot"], short_label_space=short,
         )  # fmt: skip
 
     jobs.run("estimate_curves", outputs, p, call, force=True)

@@ -58,12 +58,12 @@ def metric_bars(
     xlabel: str = "",
     title: str = "",
     xlim: tuple[float, float] = (0.0, 1.05),
-    labels: bool = True,
+    model_names: bool = True,
 ) -> list[str]:
     """Horizontal bars of ``table[value]`` per ``table.model`` in ``order`` (first on top;
     default: sorted by the value, best on top), with the ``{value}_lo``/``{value}_hi``
     interval as error bars. A model with a missing value gets "n/a" in place of a bar; returns
-    the names of those models. ``labels=False`` leaves the model names off (a shared axis)."""
+    the names of those models. ``model_names=False`` leaves the model names off (a shared axis)."""
     table = table.assign(model=table["model"].astype(str)).set_index("model")
     order = list(order) if order is not None else sort_models(table.reset_index(), value)
     data = table.reindex(order)
@@ -97,7 +97,7 @@ def metric_bars(
             color="#777777",
         )
     ax.set_yticks(y, labels=order)
-    if not labels:  # a shared axis: its formatter is shared too, so hide rather than clear
+    if not model_names:  # a shared axis: its formatter is shared too, so hide rather than clear
         ax.tick_params(axis="y", labelleft=False)
     ax.set_ylim(-0.6, len(order) - 0.4)
     ax.set_xlim(*xlim)
@@ -152,7 +152,7 @@ def hmri_mrsi_figure(
             order=order,
             xlabel=METRIC_AXIS[metric],
             title=f"{metric}$_{key}$",
-            labels=i == 0,
+            model_names=i == 0,
         )
         if metric == "HMRI":
             ax.axvline(1.0, color=style.family_color("human"), ls="--", lw=1.0, zorder=3)

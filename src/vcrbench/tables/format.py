@@ -18,8 +18,11 @@ import pandas as pd
 
 from vcrbench import io
 from vcrbench.errors import TableError
+from vcrbench.settings import TableSettings
 from vcrbench.vocab import resolve_label_space  # noqa: F401  (re-exported by vcrbench.tables)
 
+#: The tables' settings at the schema's defaults (3 decimals, R̂ in the dataset's space, by R_a).
+DEFAULT = TableSettings()
 MISSING = "–"
 HEADERS_MD = {
     "R_a": "R̂_a",
@@ -175,14 +178,14 @@ def display_corruption(name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def fmt(value, digits: int = 3) -> str:
+def fmt(value, digits: int) -> str:
     """A number with ``digits`` decimals, or the missing mark."""
     if value is None or (isinstance(value, float) and not np.isfinite(value)) or pd.isna(value):
         return MISSING
     return f"{float(value):.{digits}f}"
 
 
-def fmt_interval(value, lo, hi, digits: int = 3) -> str:
+def fmt_interval(value, lo, hi, digits: int) -> str:
     """``value [lo, hi]``; just ``value`` when the interval is missing; the missing mark when
     the value is."""
     v = fmt(value, digits)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from vcrbench import io
-from vcrbench.tables.format import Table, _round, fmt
+from vcrbench.settings import TableSettings
+from vcrbench.tables.format import DEFAULT, MISSING, Table, _round, fmt
 
 #: Columns of ``table1_models.csv``: the paper's, in its order, then the run's own.
 COLUMNS = [
@@ -65,11 +65,13 @@ def built_architecture(path: str | os.PathLike) -> str:
 def table1_models(
     models: Mapping[str, Mapping[str, str]],
     clean: Mapping[str, str | os.PathLike],
-    digits: int = 3,
+    settings: TableSettings = DEFAULT,
 ) -> Table:
     """Table 1 from ``models`` (``{model: {"architecture", "training", "family", "source"}}``, in
     the run's order; an empty ``architecture`` is the built network's, :func:`built_architecture`)
-    and each model's clean predictions (``{model: path}``)."""
+    and each model's clean predictions (``{model: path}``); accuracies to ``settings.digits``
+    decimals, parameters in millions to one."""
+    digits = settings.digits
     rows = []
     for name, entry in models.items():
         accuracy, n = clean_accuracy(clean[name])
@@ -95,7 +97,7 @@ def table1_models(
             "Family": data["family"],
             "Source": data["source"],
             "Parameters (M)": [
-                fmt(v / 1e6, 1) if pd.notna(v) else fmt(np.nan) for v in data["parameters"]
+                fmt(v / 1e6, 1) if pd.notna(v) else MISSING for v in data["parameters"]
             ],
             "Clean accuracy": [fmt(v, digits) for v in data["clean_accuracy"]],
         }
@@ -111,4 +113,4 @@ def table1_models(
 
 
 def _text(value: str) -> str:
-    return value if value else fmt(np.nan)
+    return value if value else MISSING

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 from vcrbench.errors import TableError
+from vcrbench.settings import TableSettings
 from vcrbench.tables.format import (
+    DEFAULT,
     HEADERS_MD,
     MISSING,
     Table,
@@ -28,6 +30,7 @@ from vcrbench.vocab import (
     METRICS,
     PAIRED_VCR_SETS,
     STATUS_OK,
+    resolve_label_space,
 )
 
 # --------------------------------------------------------------------------- Table 2
@@ -62,7 +65,7 @@ def _paired(coverage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
     return coverage, used
 
 
-def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
+def table2_coverage(coverage: pd.DataFrame, settings: TableSettings = DEFAULT) -> Table:
     """Table 2: per corruption, the Δv coverage of ImageNet-C and of the VCR test set.
 
     ``coverage``: ``results/tables/coverage.csv`` (``corruption, source, coverage, …``). Rows are
@@ -70,7 +73,9 @@ def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
     ImageNet-C set come last with a missing mark. A Δv-stratified run's first N draws c ~ U(C)
     (source ``vcr-parameter-uniform``, the paper's quantity) get columns of their own, and a row
     of :data:`PAIRED_VCR_SETS` takes its VCR columns from its paired set (column ``vcr_set``).
+    Numbers to ``settings.digits`` decimals.
     """
+    digits = settings.digits
     _check_columns(coverage, ["corruption", "source", "coverage", "covered_bins"], "coverage table")
     coverage, paired = _paired(coverage)
     wide = coverage.pivot_table(
@@ -121,8 +126,10 @@ def table2_coverage(coverage: pd.DataFrame, digits: int = 3) -> Table:
 # --------------------------------------------------------------------------- metrics
 
 
-def metrics_table(metrics: pd.DataFrame, digits: int = 3) -> Table:
-    """Every row of the metrics table (model × corruption × label space) with intervals."""
+def metrics_table(metrics: pd.DataFrame, settings: TableSettings = DEFAULT) -> Table:
+    """Every row of the metrics table (model × corruption × label space) with intervals, to
+    ``settings.digits`` decimals."""
+    digits = settings.digits
     _check_columns(metrics, ["model", "corruption", "label_space", "R_a", "R_p"], "metrics table")
     df = metrics.sort_values(["corruption", "model", "label_space"], kind="stable").reset_index(
         drop=True
@@ -195,23 +202,28 @@ def _reference_cells(df: pd.DataFrame) -> list[str]:
 def leaderboard(
     metrics: pd.DataFrame,
     corruption: str,
+    settings: TableSettings = DEFAULT,
     *,
+    dataset_label_space: str = IMAGENET1K,
     families: Mapping[str, str] | None = None,
-    label_space: str = IMAGENET1K,
-    sort_by: str = "R_a",
-    digits: int = 3,
     differences: pd.DataFrame | None = None,
 ) -> Table:
-    """The models on one corruption, ranked by ``sort_by`` (highest first; ties share a rank).
+    """The models on one corruption, ranked by ``settings.leaderboard_sort`` (highest first; ties
+    share a rank), numbers to ``settings.digits`` decimals.
 
-    R̂_a and R̂_p come from ``label_space``, HMRI and MRSI from the human label space
-    (geirhos16); HMRI/MRSI columns are left out when the corruption has no human reference.
-    When ``sort_by`` has no values (e.g. HMRI without a reference) the ranking uses R̂_a.
+    R̂_a and R̂_p come from ``settings.label_space`` (``"dataset"``: ``dataset_label_space``),
+    HMRI and MRSI from the human label space (geirhos16); HMRI/MRSI columns are left out when
+    the corruption has no human reference. When the sort metric has no values (e.g. HMRI
+    without a reference) the ranking uses R̂_a.
     With ``differences`` (``model_differences.csv``), column ``≈ next`` marks a model whose
     paired 95% interval of the difference to the next-ranked model holds 0 (not
     distinguishable; data column ``indistinguishable_from_next``).
     """
-    df, key = _ranked(_corruption_rows(metrics, corruption, label_space), sort_by, families)
+    digits = settings.digits
+    label_space = resolve_label_space(settings.label_space, dataset_label_space)
+    df, key = _ranked(
+        _corruption_rows(metrics, corruption, label_space), settings.leaderboard_sort, families
+    )
     own = [space_column(m, label_space) for m in ("R_a", "R_p")]
     shown = [m for m in (*METRICS, *own) if m in df and df[m].notna().any()]
     keep = ["rank", "model", "family", "R_label_space"]
@@ -340,28 +352,26 @@ def paper_tables(
     metrics: pd.DataFrame,
     coverage: pd.DataFrame,
     corruptions: Sequence[str],
+    settings: TableSettings = DEFAULT,
     *,
+    dataset_label_space: str = IMAGENET1K,
     families: Mapping[str, str] | None = None,
-    label_space: str = IMAGENET1K,
-    sort_by: str = "R_a",
-    digits: int = 3,
     differences: pd.DataFrame | None = None,
 ) -> dict[str, Table]:
     """Table 2, the metrics table and one leaderboard per corruption, by name
-    (``table2_coverage``, ``metrics``, ``leaderboard/{corruption}``); ``differences`` marks
-    leaderboard neighbours that are not distinguishable."""
+    (``table2_coverage``, ``metrics``, ``leaderboard/{corruption}``), all by ``settings``;
+    ``differences`` marks leaderboard neighbours that are not distinguishable."""
     tables = {
-        "table2_coverage": table2_coverage(coverage, digits),
-        "metrics": metrics_table(metrics, digits),
+        "table2_coverage": table2_coverage(coverage, settings),
+        "metrics": metrics_table(metrics, settings),
     }
     for c in corruptions:
         tables[f"leaderboard/{c}"] = leaderboard(
             metrics,
             c,
+            settings,
+            dataset_label_space=dataset_label_space,
             families=families,
-            label_space=label_space,
-            sort_by=sort_by,
-            digits=digits,
             differences=differences,
         )
     return tables

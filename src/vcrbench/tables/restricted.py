@@ -35,7 +35,6 @@ from vcrbench import estimation, io, outcomes, seeding, zeroshot
 from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.labels import DEFAULT_DECISION16
 from vcrbench.vocab import (
-    HUMAN_LABEL_SPACE,
     IMAGENET1K,
     IMAGENET_C_COLUMNS,
     RESTRICTED_COLUMNS,
@@ -78,12 +77,13 @@ def clean_correct(
     settings: Mapping,
     seed: int,
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = ("dataset", HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str],
     zero_shot: Mapping | None = None,
 ) -> tuple[list[dict], list[pd.DataFrame]]:
     """Estimates on the samples whose clean image the model classifies correctly (module
-    docstring): ``accuracy`` in each label space, and the zero-shot properties in the dataset's
-    where ``zero_shot`` (``{"seen": …, "unseen": …}``) is given. Returns table rows and curves."""
+    docstring): ``accuracy`` in each label space of ``label_spaces`` (``estimation.label_spaces``),
+    and the zero-shot properties in the dataset's where ``zero_shot`` (``{"seen": …, "unseen":
+    …}``) is given. Returns table rows and curves."""
     decision16 = settings.get("decision16", DEFAULT_DECISION16)
     rows, curves = [], []
     for space in resolve_label_spaces(label_spaces, dataset_label_space):
@@ -261,12 +261,13 @@ def imagenet_c_clean_correct(
     clean: Mapping[str, str | os.PathLike],
     *,
     dataset_label_space: str = IMAGENET1K,
-    label_spaces: Sequence[str] = ("dataset", HUMAN_LABEL_SPACE),
+    label_spaces: Sequence[str],
 ) -> pd.DataFrame:
     """ImageNet-C accuracy per severity on the images the model classifies correctly when clean
     (the columns of :func:`vcrbench.evaluate.imagenet_c_accuracy`; ``n`` counts those images, and
     ``consistency``, the share whose decision equals the clean one, equals ``accuracy`` there).
-    ``mean`` is the mean over the severities."""
+    ``mean`` is the mean over the severities. The 16-class decision is the stored one
+    (:data:`~vcrbench.outcomes.STORED_DECISION16`), as in the ImageNet-C accuracy."""
     rows = []
     for (model, corruption), files in sorted(predictions.items()):
         preds = pd.concat(
@@ -274,7 +275,10 @@ def imagenet_c_clean_correct(
         )
         ref = outcomes.read_prediction_file(clean[model])
         for space in resolve_label_spaces(label_spaces, dataset_label_space):
-            found = outcomes.decisions(preds, ref, space, dataset_label_space, where=str(files[0]))
+            found = outcomes.decisions(
+                preds, ref, space, dataset_label_space,
+                decision16=outcomes.STORED_DECISION16, where=str(files[0]),
+            )  # fmt: skip
             if found is None:
                 continue
             pred, label, clean_pred = found

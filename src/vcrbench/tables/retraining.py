@@ -6,12 +6,15 @@ fine-tuning (and, with the paired differences, the change with its interval); a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from vcrbench.errors import TableError
+from vcrbench.settings import TableSettings
 from vcrbench.tables.format import (
+    DEFAULT,
     HEADERS_MD,
     HEADERS_TEX,
     MISSING,
@@ -23,7 +26,7 @@ from vcrbench.tables.format import (
     latex_text,
 )
 from vcrbench.tables.spaces import merge_spaces, space_column
-from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K
+from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, resolve_label_space
 
 TABLE3_METRICS = (("a", "Accuracy"), ("p", "Prediction consistency"))
 
@@ -31,11 +34,11 @@ TABLE3_METRICS = (("a", "Accuracy"), ("p", "Prediction consistency"))
 def retraining_table(
     metrics: pd.DataFrame,
     pairs: Mapping[str, str],
+    settings: TableSettings = DEFAULT,
     *,
+    dataset_label_space: str = IMAGENET1K,
     trained_on: Mapping[str, Sequence[str]] | None = None,
-    label_space: str = IMAGENET1K,
     corruptions: Sequence[str] | None = None,
-    digits: int = 3,
     differences: pd.DataFrame | None = None,
 ) -> Table:
     """Table 3: R̂, HMRI and MRSI for accuracy then consistency, before and after fine-tuning.
@@ -51,8 +54,12 @@ def retraining_table(
     from ``trained_on``) uses, in each row, the model trained on that corruption; otherwise each
     fine-tuned model gets its own group. A row is kept when some group has both values. After-
     values that improve on before-values are bold in Markdown and LaTeX (the paper marks them
-    red). CSV: long format, one row per corruption, fine-tuned model and phase.
+    red). CSV: long format, one row per corruption, fine-tuned model and phase. Numbers to
+    ``settings.digits`` decimals; R̂ of a corruption without a human reference in
+    ``settings.label_space`` (``"dataset"``: ``dataset_label_space``).
     """
+    digits = settings.digits
+    label_space = resolve_label_space(settings.label_space, dataset_label_space)
     values, groups, present, in_human = _retraining_values(
         metrics, pairs, trained_on or {}, label_space, corruptions
     )
@@ -196,16 +203,7 @@ def _retraining_cells(values, groups, present, change, digits):
     keys, cells, bold = [], {}, {}
     cols_md, cols_tex = ["Corruption"], [("", "", "", "Corruption")]
     for label, base, rows in groups:
-
-        def value(c, phase, col, base=base, rows=rows):
-            if phase == "change":
-                d = change.get((rows.get(c), base, c, col))
-                return np.nan if d is None else d[0]
-            model = base if phase == "before" else rows.get(c)
-            if model is None or not _pair_present(values, base, rows.get(c), c):
-                return np.nan
-            return float(values.loc[(model, c), col])
-
+        value = partial(_cell_value, values, change, base, rows)
         for phase, phase_name in phases:
             for k, prop_name in TABLE3_METRICS:
                 for m in ("R", "HMRI", "MRSI"):
@@ -233,6 +231,19 @@ def _retraining_cells(values, groups, present, change, digits):
                         for a, b in zip(vals, before, strict=True)
                     ]
     return keys, cells, bold, cols_md, cols_tex
+
+
+def _cell_value(values, change, base: str, rows: Mapping[str, str], c: str, phase: str, col: str):
+    """The value of Table 3's cell ``col`` in ``phase`` on corruption ``c``, for the group of
+    ``base`` whose fine-tuned model on each corruption ``rows`` gives (NaN where the pair lacks
+    it)."""
+    if phase == "change":
+        d = change.get((rows.get(c), base, c, col))
+        return np.nan if d is None else d[0]
+    model = base if phase == "before" else rows.get(c)
+    if model is None or not _pair_present(values, base, rows.get(c), c):
+        return np.nan
+    return float(values.loc[(model, c), col])
 
 
 def _changes(differences: pd.DataFrame, label_space: str, in_human=frozenset()) -> dict:

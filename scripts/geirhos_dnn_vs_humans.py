@@ -28,6 +28,7 @@ from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import dnn, reader
 from vcrbench.humans.geirhos import stages as geirhos_stages
 from vcrbench.plan.humans import mapping_options, references_of
+from vcrbench.settings import DatasetSettings
 
 
 def accuracy_tables(dnn_aggregation: str) -> None:
@@ -107,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             images, index = Path(args.images), Path(args.index)
         else:
             images, index = work / "dataset" / "images.npy", work / "dataset" / "index.parquet"
-            ds = datasets.load_dataset("embedded")
-            datasets.prepare_clean_set(ds, images, index, resize=args.resize, crop=args.crop)
+            view = DatasetSettings(resize=args.resize, crop=args.crop)
+            ds = datasets.load_dataset(view)
+            datasets.prepare_clean_set(ds, images, index, view)
         n_clean = len(datasets.CleanSet.open(images, index))
         cond_paths, est_dirs = {}, {}
         references = references_of(humans_cfg["references"])

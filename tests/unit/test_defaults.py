@@ -37,17 +37,6 @@ TIED: dict[str, dict[str, str]] = {
         "label_spaces": "estimation.label_spaces",
     },
     "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
-    "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
-    "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
-    "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
-    "vcrbench.datasets:select_images": {"exclude": "dataset.exclude", "seed": "seed"},
-    "vcrbench.imagefiles:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
-    "vcrbench.datasets:prepare_clean_set": {
-        "exif_transpose": "dataset.exif_transpose",
-        "resize": "dataset.resize",
-        "crop": "dataset.crop",
-        "on_error": "dataset.on_error",
-    },
     "vcrbench.estimation.counts:bin_counts": {
         "n_bins": "estimation.bins",
         "min_count": "estimation.min_count",
@@ -157,8 +146,6 @@ TIED: dict[str, dict[str, str]] = {
         "save_logprobs": "inference.save_logprobs",
     },
     "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
-    "vcrbench.layouts:read_cub": {"split": "dataset.split"},
-    "vcrbench.layouts:read_layout": {"split": "dataset.split"},
     "vcrbench.metrics:scenario_label": {"level": "estimation.level"},
     "vcrbench.metrics:compare": {
         "level": "estimation.level",
@@ -185,6 +172,11 @@ TIED: dict[str, dict[str, str]] = {
         "min_count": "coverage.min_count",
         "reference_n": "coverage.reference_n",
         "denominator": "coverage.denominator",
+    },
+    "vcrbench.settings:DatasetSettings.__init__": {
+        key: f"dataset.{key}"
+        for key in "kind label_space exclude split resize crop exif_transpose on_error resolution "
+        "stored_max_side".split()
     },
     "vcrbench.similarity:screening_test": {"alpha": "humans.screening.alpha"},
     **{

@@ -152,10 +152,6 @@ TIED: dict[str, dict[str, str]] = {
         "scenario_level": "humans.scenario_level",
     },
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
-    "vcrbench.retrain.finetune:finetune": {
-        "device": "retrain.device",
-        "precision": "retrain.precision",
-    },
     "vcrbench.retrain.loop:TrainSettings.__init__": {
         "epochs": "retrain.runs.*.epochs",
         "lr": "retrain.runs.*.lr",
@@ -164,8 +160,6 @@ TIED: dict[str, dict[str, str]] = {
         "batch_size": "retrain.runs.*.batch_size",
         "seed": "seed",
     },
-    "vcrbench.runtime:resolve_device": {"device": "inference.device"},
-    "vcrbench.sampling:make_manifest": {"mode": "sampling.mode"},
     "vcrbench.settings:VifSettings.__init__": {"variant": "vif.variant", "grey": "vif.grey"},
     "vcrbench.settings:CoverageSettings.__init__": {
         "bins": "coverage.bins",
@@ -214,8 +208,6 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "dataset.label_space",
         "digits": "figures.digits",
     },
-    "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
-    "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
     "vcrbench.vif:vif": {"variant": "vif.variant"},
     "vcrbench.zeroshot:class_table": {"n_bins": "estimation.bins"},
     "vcrbench.zeroshot:transition_table": {"n_bins": "estimation.bins"},
@@ -266,8 +258,6 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
 
 #: Parameters named like a schema key that are another quantity (the reason above each).
 NOT_SETTINGS: dict[str, set[str]] = {
-    # the resolved autocast precision of one epoch (finetune resolves retrain.precision's auto)
-    "vcrbench.retrain.loop:train_epoch": {"precision"},
     # the device a model is built on, resolved by the caller (inference and fine-tuning pass the
     # one inference.device/retrain.device resolve to; fetch_weights builds on the CPU)
     "vcrbench.models.loading:load_model": {"device"},

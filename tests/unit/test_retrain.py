@@ -563,6 +563,7 @@ def _run(tiny, workdir: Path, epochs=2, **kw):
         TrainSettings(epochs=epochs, batch_size=4, seed=3),
         derived=derived,
         device="cpu",
+        precision="auto",
         progress=False,
         **kw,
     )
@@ -580,7 +581,7 @@ def _plain(tiny, workdir: Path, settings: TrainSettings, shards=None, **kw):
         workdir / "checkpoints",
         settings,
         device="cpu",
-        **{"progress": False, **kw},
+        **{"precision": "auto", "progress": False, **kw},
     )
 
 

@@ -212,8 +212,8 @@ def _config(dataset=None, vif_block=None) -> dict:
 def test_the_options_default_off_and_leave_the_jobs_params_as_they_were():
     config = plan.validate(_config())
     assert "resolution" not in config["dataset"] and "grey" not in config["vif"]
-    assert cfg.resolution(config) == "crop" and cfg.grey(config) == "float"
-    assert cfg.measurement_params(config) == {} and cfg.stored_max_side(config) is None
+    assert cfg.dataset_settings(config).resolution == "crop" and cfg.grey(config) == "float"
+    assert cfg.measurement_params(config) == {} and not cfg.dataset_settings(config).stored
     assert plan.Plan(config).clean_stored_output() == {}
     # the jobs type the settings back from their params: the schema's defaults
     params = {**cfg.measurement_params(config), "vif_variant": config["vif"]["variant"]}
@@ -223,7 +223,7 @@ def test_the_options_default_off_and_leave_the_jobs_params_as_they_were():
 
 def test_the_authors_pipeline_is_two_keys():
     config = plan.validate(_config({"resolution": "stored"}, {"grey": "uint8"}))
-    assert cfg.stored_max_side(config) == 512
+    assert cfg.dataset_settings(config).stored_max_side == 512
     assert cfg.measurement_params(config) == {"grey": "uint8"}
     assert plan.Plan(config).clean_stored_output() == {"stored": "results/dataset/stored.npy"}
     params = {**cfg.measurement_params(config), "vif_variant": "vifvec"}

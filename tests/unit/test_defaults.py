@@ -263,14 +263,10 @@ NOT_SETTINGS: dict[str, set[str]] = {
     "vcrbench.models.loading:load_model": {"device"},
     # images per Δv batch of the VIF, not the models' inference.batch_size
     "vcrbench.vif:vif": {"batch_size"},
-    # a Python logging level, not estimation.level
-    "vcrbench.logs:job_log": {"level"},
     # the fraction of the test image a model crops (docs/models.md), not dataset.crop (pixels)
     "vcrbench.models.spec:Preprocessing.__init__": {"crop"},
     # a model's family, not figures.font_family
     "vcrbench.models.spec:ModelSpec.__init__": {"family"},
-    # the stem width of a RobustBench ConvStem, not figures.width
-    "vcrbench.models.architectures:ConvStem.__init__": {"width"},
     # passes of the figure layout, not dv-uniform's max_rounds
     "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
     # whether bars carry value labels, not dataset.labels

@@ -348,7 +348,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
         help="where to corrupt and measure, comma-separated: crop (the 224² models see) and/or "
         "stored (the stored image, longer side at most --max-side: the VCR authors' pipeline)",
     )
-    parser.add_argument("--max-side", type=int, default=512, help="bound of --resolution stored")
+    parser.add_argument(
+        "--max-side",
+        type=int,
+        default=DatasetSettings().stored_max_side,
+        help="bound of --resolution stored (the schema's dataset.stored_max_side)",
+    )
     parser.add_argument(
         "--grey", default="float", help="grey conversion before VIF, comma-separated: float, uint8"
     )

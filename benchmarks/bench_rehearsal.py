@@ -79,7 +79,7 @@ def build_synthetic_set(folder: Path, n_images: int, workers: int) -> Path:
         return labels_csv
     folder.mkdir(parents=True, exist_ok=True)
     embedded = read_embedded_dataset()
-    bases = [load_image(p) for p in embedded["path"]]
+    bases = [load_image(p, exif_transpose=False) for p in embedded["path"]]
     labels = embedded["label"].tolist()
     names = [f"synthetic_{i:06d}.jpg" for i in range(n_images)]
     jobs = ((i, bases[i % len(bases)], folder / names[i]) for i in range(n_images))

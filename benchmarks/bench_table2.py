@@ -78,7 +78,6 @@ from vcrbench import coverage, measure, sampling  # noqa: E402
 from vcrbench.bins import counts_per_bin, scaled_min_count  # noqa: E402
 from vcrbench.corruptions import get_corruption, list_variants  # noqa: E402
 from vcrbench.datasets import (  # noqa: E402
-    CLEAN_STORED,
     CleanSet,
     load_dataset,
     prepare_clean_set,
@@ -87,7 +86,7 @@ from vcrbench.datasets import (  # noqa: E402
 )
 from vcrbench.labels import imagenet_to_16  # noqa: E402
 from vcrbench.seeding import derive_seed  # noqa: E402
-from vcrbench.settings import VifSettings  # noqa: E402
+from vcrbench.settings import DatasetSettings, VifSettings  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
 from vcrbench.vocab import (  # noqa: E402
     CASTS,
@@ -303,10 +302,8 @@ def prepare_images(folder: str, dataset=None, max_side: int | None = None) -> in
     if max_side is not None:
         sub = Path(folder, "stored")
         sub.mkdir(exist_ok=True)
-        prepare_clean_set(
-            table, sub / "images.npy", sub / "index.parquet",
-            stored_path=sub / CLEAN_STORED, stored_max_side=max_side,
-        )  # fmt: skip
+        stored = DatasetSettings(resolution="stored", stored_max_side=max_side)
+        prepare_clean_set(table, sub / "images.npy", sub / "index.parquet", stored)
     return len(index)
 
 
@@ -351,7 +348,12 @@ def _parse_args(argv=None) -> argparse.Namespace:
         help="where to corrupt and measure, comma-separated: crop (the 224² models see) and/or "
         "stored (the stored image, longer side at most --max-side: the VCR authors' pipeline)",
     )
-    parser.add_argument("--max-side", type=int, default=512, help="bound of --resolution stored")
+    parser.add_argument(
+        "--max-side",
+        type=int,
+        default=DatasetSettings().stored_max_side,
+        help="bound of --resolution stored (the schema's dataset.stored_max_side)",
+    )
     parser.add_argument(
         "--grey", default="float", help="grey conversion before VIF, comma-separated: float, uint8"
     )
@@ -505,7 +507,7 @@ def main(argv=None) -> None:
     args = _parse_args(argv)
     dataset = None
     if args.dataset == "folder":
-        dataset = load_dataset("folder", args.path, args.labels)
+        dataset = load_dataset(DatasetSettings(kind="folder", path=args.path, labels=args.labels))
         if args.images is not None:
             dataset = select_images(dataset, n_images=args.images, seed=0)
     elif args.images is not None:

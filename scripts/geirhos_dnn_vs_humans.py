@@ -28,7 +28,7 @@ from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import dnn, reader
 from vcrbench.humans.geirhos import stages as geirhos_stages
 from vcrbench.plan.humans import mapping_options, references_of
-from vcrbench.settings import HumanMappingSettings, VifSettings
+from vcrbench.settings import DatasetSettings, HumanMappingSettings, VifSettings
 
 
 def accuracy_tables(dnn_aggregation: str) -> None:
@@ -61,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--images", help="clean-set images.npy (default: build the embedded set)")
     ap.add_argument("--index", help="clean-set index.parquet")
-    ap.add_argument("--resize", type=int, default=256)
-    ap.add_argument("--crop", type=int, default=224)
+    ap.add_argument("--resize", type=int, default=DatasetSettings().resize)
+    ap.add_argument("--crop", type=int, default=DatasetSettings().crop)
     ap.add_argument("--reference", default=defaults["reference"], choices=mapping.REFERENCES)
     ap.add_argument("--draws", type=int, default=defaults["draws"], help="noise fields per image")
     ap.add_argument("--n-images", type=int, default=defaults["n_images"])
@@ -108,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             images, index = Path(args.images), Path(args.index)
         else:
             images, index = work / "dataset" / "images.npy", work / "dataset" / "index.parquet"
-            ds = datasets.load_dataset("embedded")
-            datasets.prepare_clean_set(ds, images, index, resize=args.resize, crop=args.crop)
+            embedded = DatasetSettings(resize=args.resize, crop=args.crop)
+            ds = datasets.load_dataset(embedded)
+            datasets.prepare_clean_set(ds, images, index, embedded)
         n_clean = len(datasets.CleanSet.open(images, index))
         cond_paths, est_dirs = {}, {}
         references = references_of(humans_cfg["references"])

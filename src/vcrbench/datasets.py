@@ -59,6 +59,7 @@ from vcrbench.layouts import dataset_frame
 from vcrbench.listing import read_folder_dataset as read_folder_dataset  # the dataset readers' API
 from vcrbench.listing import read_imagenet_val as read_imagenet_val
 from vcrbench.listing import read_labels_file as read_labels_file
+from vcrbench.settings import DatasetSettings
 from vcrbench.vocab import UNLABELLED
 
 log = logging.getLogger(__name__)
@@ -108,25 +109,18 @@ def _read_embedded_kind(request: DatasetRequest) -> pd.DataFrame:
     return read_embedded_dataset()
 
 
-def load_dataset(
-    kind: str,
-    path: str | None = None,
-    labels: str | None = None,
-    *,
-    label_space=None,
-    split: str = "all",
-    problems: list | None = None,
-) -> pd.DataFrame:
-    """The dataset of ``dataset.kind`` ``kind``, read by the kind's registered reader
-    (:mod:`vcrbench.dataset_kinds`).
+def load_dataset(settings: DatasetSettings, problems: list | None = None) -> pd.DataFrame:
+    """The dataset of ``settings`` (its ``kind``, ``path``, ``labels``, ``label_space`` and
+    ``split``), read by the kind's registered reader (:mod:`vcrbench.dataset_kinds`).
 
-    ``label_space`` (``dataset.label_space``: ``"imagenet1k"`` or a mapping) is the space the
-    labels are in: every label is checked against it, and a SUN tree takes its class order from
-    its class names. ``split`` selects CUB-200-2011's training or test images. ``problems``: a
-    list that collects the defects of a labels file's rows and the listed files that are missing,
-    instead of stopping at the first (:mod:`vcrbench.listing`).
+    ``label_space`` (``"imagenet1k"`` or a mapping) is the space the labels are in: every label
+    is checked against it, and a SUN tree takes its class order from its class names. ``split``
+    selects CUB-200-2011's training or test images. ``problems``: a list that collects the
+    defects of a labels file's rows and the listed files that are missing, instead of stopping
+    at the first (:mod:`vcrbench.listing`).
     """
-    space = get_label_space(label_space)
+    kind, path, labels, split = settings.kind, settings.path, settings.labels, settings.split
+    space = get_label_space(settings.label_space)
     reader = get_dataset_kind(kind)
     needed = (
         ("dataset.path", reader.needs_path, path),
@@ -146,13 +140,21 @@ def load_dataset(
     return table
 
 
+def selected_images(settings: DatasetSettings, problems: list | None = None) -> pd.DataFrame:
+    """The images ``settings`` select, in the clean set's order: the dataset
+    (:func:`load_dataset`), then ``include`` and ``exclude`` (:func:`select_images`), then the
+    first ``limit``."""
+    table = select_images(load_dataset(settings, problems), settings.include, settings.exclude)
+    return table if settings.limit is None else table.iloc[: settings.limit]
+
+
 def select_images(
     dataset: pd.DataFrame,
     include=None,
-    exclude=(),
+    exclude=None,
     labelled_only: bool = False,
     n_images: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """A subset of a dataset table (``image_id, path, label``), in the table's order.
 
@@ -160,13 +162,14 @@ def select_images(
     ----------
     include : list of image ids, or None
         Keep only these images (None: all). An id the dataset does not have is an error naming it.
-    exclude : list of image ids
-        Drop these images (an unknown id is an error too: a typo would silently keep an image).
+    exclude : list of image ids, or None
+        Drop these images (None: none; an unknown id is an error too: a typo would silently keep an image).
     labelled_only : bool
         Drop images without a label (``label == -1``).
     n_images : int or None
         Then keep ``n_images`` images drawn at random without replacement (seeded by ``seed``),
-        or all when there are no more than that.
+        or all when there are no more than that; ``seed`` (the config's ``seed``) is then
+        required.
     """
     from vcrbench.seeding import rng
 
@@ -186,6 +189,8 @@ def select_images(
     if n_images is not None:
         if n_images < 1:
             raise ValueError(f"n_images must be at least 1, not {n_images}")
+        if seed is None:
+            raise ValueError("n_images needs a seed: the random subset is drawn with it")
         if len(out) > n_images:
             picked = rng(seed, "select_images").choice(len(out), size=n_images, replace=False)
             out = out.iloc[np.sort(picked)]
@@ -202,6 +207,8 @@ EXTREME_ASPECT = 4.0
 
 # --------------------------------------------------------------------------- the clean set
 
+#: The schema's ``dataset`` block (direct library use: tests, benchmarks).
+_DEFAULT = DatasetSettings()
 #: The stored images beside the crops (``dataset.resolution: stored``).
 CLEAN_STORED = "stored.npy"
 
@@ -210,46 +217,29 @@ def prepare_clean_set(
     dataset: pd.DataFrame,
     images_path: str | os.PathLike,
     index_path: str | os.PathLike,
-    resize: int = 256,
-    crop: int = 224,
-    on_error: str = "raise",
+    settings: DatasetSettings = _DEFAULT,
     threads: int = 1,
-    limit: int | None = None,
-    exif_transpose: bool = False,
-    stored_path: str | os.PathLike | None = None,
-    stored_max_side: int | None = None,
 ) -> pd.DataFrame:
-    """Decode, resize and crop every image of ``dataset`` into the clean set (``exif_transpose``:
-    see :func:`load_image`).
+    """Decode, resize and crop every image of ``dataset`` (a table of ``image_id, path, label``,
+    e.g. :func:`selected_images`) into the clean set, as ``settings`` say (``resize``, ``crop``,
+    ``on_error``; ``exif_transpose``: see :func:`load_image`).
 
-    ``stored_path`` (``dataset.resolution: stored``; ``stored.npy`` beside ``images_path``): also
-    keep every image at its stored resolution (:func:`bounded_size` with ``stored_max_side``,
-    ``dataset.stored_max_side``, which ``stored_path`` needs) there, each in the
-    top-left corner of a ``stored_max_side``² slot, its size in the index's ``stored_height`` and
-    ``stored_width``; the crops of ``images_path`` are then made from those stored images, as the
-    corrupted ones will be (:func:`vcrbench.measure.corrupt_stored`).
+    With ``settings.resolution`` ``stored``, also keep every image at its stored resolution
+    (:func:`bounded_size` with ``settings.stored_max_side``) in :data:`CLEAN_STORED` beside
+    ``images_path``, each in the top-left corner of a ``stored_max_side``² slot, its size in the
+    index's ``stored_height`` and ``stored_width``; the crops of ``images_path`` are then made
+    from those stored images, as the corrupted ones will be
+    (:func:`vcrbench.measure.corrupt_stored`).
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
-    ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Both output
-    files are written atomically. Returns the index (:data:`INDEX_COLUMNS`); every conversion
+    ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Every output
+    file is written atomically. Returns the index (:data:`INDEX_COLUMNS`); every conversion
     and an extreme aspect ratio are also said in the log, with a summary line.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
-    if crop > resize:
-        raise ValueError(f"crop ({crop}) cannot exceed resize ({resize})")
-    if limit is not None:
-        dataset = dataset.iloc[:limit]
+    resize, crop, on_error = settings.resize, settings.crop, settings.on_error
     if len(dataset) == 0:
         raise DatasetError("the dataset holds no images")
-
-    if stored_path is not None and stored_max_side is None:
-        raise ValueError("stored_path needs stored_max_side (dataset.stored_max_side)")
-    if stored_path is not None and Path(stored_path) != Path(images_path).with_name(CLEAN_STORED):
-        raise ValueError(
-            f"stored_path must be {CLEAN_STORED} beside images_path "
-            f"({Path(images_path).with_name(CLEAN_STORED)}), not {stored_path}"
-        )
+    stored_path = Path(images_path).with_name(CLEAN_STORED) if settings.stored else None
     n = len(dataset)
     tmp_images = io.temporary_sibling(images_path, ".npy")
     try:
@@ -259,7 +249,7 @@ def prepare_clean_set(
         stored = None
         if stored_path is not None:
             tmp_stored = io.temporary_sibling(stored_path, ".npy")
-            side = int(stored_max_side)
+            side = settings.stored_max_side
             with io.disk_full_named(stored_path):
                 stored = np.lib.format.open_memmap(tmp_stored, "w+", np.uint8, (n, side, side, 3))
                 io.reserve(tmp_stored)
@@ -268,8 +258,8 @@ def prepare_clean_set(
             resize=resize,
             crop=crop,
             on_error=on_error,
-            exif_transpose=exif_transpose,
-            stored_max_side=None if stored is None else stored_max_side,
+            exif_transpose=settings.exif_transpose,
+            stored_max_side=None if stored is None else side,
         )
         kept, skipped, rows = _decode_into(images, dataset, decode, threads, resize, stored)
         images.flush()
@@ -338,7 +328,7 @@ def _decode(
     with ``stored_max_side`` ``((crop, the stored image), ...)``, the crop made from the stored
     image; ``(None, None)`` where it cannot be read and ``on_error`` is ``'skip'``."""
     try:
-        img, converted = read_image(path, exif_transpose)
+        img, converted = read_image(path, exif_transpose=exif_transpose)
     except DatasetError:
         if on_error == "raise":
             raise
@@ -417,13 +407,14 @@ class CleanSet:
     images_path: Path
     index: pd.DataFrame
     #: ``(resize, crop)`` the models' view is made with (from the index's metadata).
-    view: tuple[int, int] = (256, 224)
+    view: tuple[int, int] = DatasetSettings().view
 
     @classmethod
     def open(cls, images_path: str | os.PathLike, index_path: str | os.PathLike) -> CleanSet:
         index = io.read_parquet(index_path)
         meta = io.read_metadata(index_path)
-        view = (int(meta.get("resize", 256)), int(meta.get("crop", 224)))
+        resize, crop = DatasetSettings().view  # an index written before it said them
+        view = (int(meta.get("resize", resize)), int(meta.get("crop", crop)))
         return cls(Path(images_path), index.set_index("image_id", drop=False), view)
 
     @property

@@ -112,7 +112,7 @@ def write_problems(problems: list[tuple[str, str]], path: str | os.PathLike) -> 
 # --------------------------------------------------------------------------- decoding
 
 
-def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndarray:
+def load_image(path: str | os.PathLike, *, exif_transpose: bool) -> np.ndarray:
     """Decode an image file to HxWx3 uint8 RGB.
 
     Greyscale is replicated to three channels; an alpha channel is composited onto white;
@@ -121,10 +121,10 @@ def load_image(path: str | os.PathLike, exif_transpose: bool = False) -> np.ndar
     (``dataset.exif_transpose``) turns the image upright by it first.
     An unreadable or truncated file raises :class:`DatasetError` naming the file.
     """
-    return read_image(path, exif_transpose)[0]
+    return read_image(path, exif_transpose=exif_transpose)[0]
 
 
-def read_image(path: str | os.PathLike, exif_transpose: bool = False) -> tuple[np.ndarray, str]:
+def read_image(path: str | os.PathLike, *, exif_transpose: bool) -> tuple[np.ndarray, str]:
     """:func:`load_image`, and what was done to the file's pixels to make them 8-bit RGB (one
     phrase each, ``; ``-joined: ``CMYK to RGB``, ``RGBA composited on white``, ``16-bit
     greyscale (I;16) scaled to 8 bits, to RGB``; ``""``: nothing, an 8-bit RGB file)."""
@@ -186,8 +186,9 @@ def conversion(im: Image.Image) -> str:
     return _CONVERSIONS.get(im.mode, "" if im.mode == "RGB" else f"{im.mode} to RGB")
 
 
-def resize_center_crop(image: np.ndarray, resize: int = 256, crop: int = 224) -> np.ndarray:
-    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``².
+def resize_center_crop(image: np.ndarray, resize: int, crop: int) -> np.ndarray:
+    """Resize the shorter side to ``resize`` (bilinear, antialiased), centre-crop ``crop``²
+    (``dataset.resize`` and ``dataset.crop``: :attr:`vcrbench.settings.DatasetSettings.view`).
 
     Matches torchvision's ``Resize(resize)`` + ``CenterCrop(crop)`` on PIL images. Images smaller
     than ``resize`` on their shorter side are upsampled (and logged by the caller).

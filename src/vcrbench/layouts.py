@@ -94,8 +94,9 @@ def cub_classes(root: str | os.PathLike) -> list[str]:
     return _class_file(_require_dir(root, "CUB-200-2011") / "classes.txt")
 
 
-def read_cub(root: str | os.PathLike, split: str = "all") -> pd.DataFrame:
-    """A CUB-200-2011 tree (module docstring); ``image_id`` is the path under ``images/``."""
+def read_cub(root: str | os.PathLike, split: str) -> pd.DataFrame:
+    """A CUB-200-2011 tree (module docstring); ``image_id`` is the path under ``images/``;
+    ``split`` (``dataset.split``): ``all``, or its ``train`` or ``test`` images."""
     if split not in SPLITS:
         raise DatasetError(f"dataset.split {split!r} is not one of {SPLITS}")
     root = _require_dir(root, "CUB-200-2011")
@@ -259,9 +260,10 @@ def read_layout(
     root: str | os.PathLike,
     *,
     class_names: Sequence[str] | None = None,
-    split: str = "all",
+    split: str,
 ) -> pd.DataFrame:
-    """The tree of a layout kind (one whose tree defines its classes: ``layout_kinds``)."""
+    """The tree of a layout kind (one whose tree defines its classes: ``layout_kinds``);
+    ``split`` as ``dataset.split``."""
     layout = _layout(kind)
     if split != "all" and not layout.splits:
         raise DatasetError(f"dataset.split {split!r}: {no_split(kind)}")

@@ -11,26 +11,30 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+#: A job's log line.
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
 
 @contextlib.contextmanager
-def job_log(path: str | os.PathLike | None, level: int = logging.INFO) -> Iterator[logging.Logger]:
-    """Route logging, stdout and stderr (progress bars included) to ``path`` for the block.
+def job_log(path: str | os.PathLike | None) -> Iterator[logging.Logger]:
+    """Route logging (at ``INFO``), stdout and stderr (progress bars included) to ``path`` for the
+    block.
 
     Exceptions are logged with their traceback before they propagate, so the log of a failed job
     says why it failed (Snakemake shows it with ``--show-failed-logs``).
     """
     if path is None:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.basicConfig(level=logging.INFO, format=_FORMAT)
         yield logging.getLogger("vcrbench")
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", buffering=1) as fh:
         handler = logging.StreamHandler(fh)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(logging.Formatter(_FORMAT))
         root = logging.getLogger()
         old_level = root.level
         root.addHandler(handler)
-        root.setLevel(level)
+        root.setLevel(logging.INFO)
         logger = logging.getLogger("vcrbench")
         try:
             with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):

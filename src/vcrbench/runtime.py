@@ -19,8 +19,9 @@ import torch
 DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
-    """``auto`` (or None) is the GPU where there is one, else the CPU."""
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """The device ``inference.device`` or ``retrain.device`` names: ``auto`` (or None) is the GPU
+    where there is one, else the CPU."""
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(device)

@@ -98,7 +98,7 @@ def make_manifest(
     n_samples: int,
     shard_size: int,
     seed: int,
-    mode: str = "dv-uniform",
+    mode: str,
     vif_settings: VifSettings = _DEFAULT_VIF,
     **opts,
 ) -> pd.DataFrame:
@@ -112,7 +112,7 @@ def make_manifest(
     seed : int
         Root seed; every draw is derived from it and names.
     mode : ``"parameter-uniform"``, ``"dv-uniform"`` or ``"dv-stratified"``
-        (:mod:`vcrbench.sampling_stratified`)
+        (``sampling.mode``; :mod:`vcrbench.sampling_stratified`)
     vif_settings : VifSettings
         How the Δv of dv-uniform's pilot and dv-stratified's candidates is measured (the config's
         ``vif`` block; the shards measure theirs with the same).

@@ -354,3 +354,87 @@ class TableSettings:
         """From a validated config's ``figures`` block (its other keys, the figures' style, are
         not the tables'); a key it leaves out: the schema's default."""
         return _of_block(cls, figures)
+#: What a clean set does with an unreadable image (``dataset.on_error``, ``retrain.pool.on_error``).
+ON_ERROR_VALUES = schema.enum_of("dataset.on_error")
+#: The image sets of a dataset that ships a train/test split (``dataset.split``).
+SPLITS = schema.enum_of("dataset.split")
+#: Where every corruption is applied and Δv measured (``dataset.resolution``).
+RESOLUTIONS = schema.enum_of("dataset.resolution")
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """The ``dataset`` block of the config, typed: which images (``kind`` … ``limit``) and how they
+    become the clean set (``resize`` … ``stored_max_side``), taken whole by
+    :func:`vcrbench.datasets.load_dataset`, :func:`~vcrbench.datasets.selected_images` and
+    :func:`~vcrbench.datasets.prepare_clean_set`. ``zero_shot`` is not a field: the zero-shot
+    curves read it (:mod:`vcrbench.zeroshot`), not the clean set.
+
+    Attributes
+    ----------
+    kind, path, labels, label_space
+        The registered kind (:mod:`vcrbench.dataset_kinds`) and what it reads; ``label_space``:
+        ``"imagenet1k"`` or the dataset's own classes (a mapping).
+    include, exclude, limit
+        Only these image ids (None: all); not these; the first ``limit`` of what is left.
+    split
+        ``all``, or a kind's shipped ``train`` / ``test`` images (:data:`SPLITS`).
+    resize, crop
+        The models' view: the shorter side resized to ``resize``, centre-cropped to ``crop``².
+    exif_transpose
+        Turn each image upright by its EXIF orientation tag first.
+    on_error
+        ``raise`` or ``skip`` an unreadable image (:data:`ON_ERROR_VALUES`).
+    resolution, stored_max_side
+        ``crop`` or ``stored`` (:data:`RESOLUTIONS`); with ``stored`` the clean set also keeps each
+        image at its stored resolution, its longer side at most ``stored_max_side``.
+    """
+
+    kind: str = schema.default_of("dataset.kind")
+    path: str | None = schema.default_of("dataset.path")
+    labels: str | None = schema.default_of("dataset.labels")
+    label_space: str | Mapping = schema.default_of("dataset.label_space")
+    include: tuple[str, ...] | None = schema.default_of("dataset.include")
+    exclude: tuple[str, ...] = tuple(schema.default_of("dataset.exclude"))
+    limit: int | None = schema.default_of("dataset.limit")
+    split: str = schema.default_of("dataset.split")
+    resize: int = schema.default_of("dataset.resize")
+    crop: int = schema.default_of("dataset.crop")
+    exif_transpose: bool = schema.default_of("dataset.exif_transpose")
+    on_error: str = schema.default_of("dataset.on_error")
+    resolution: str = schema.default_of("dataset.resolution")
+    stored_max_side: int = schema.default_of("dataset.stored_max_side")
+
+    def __post_init__(self):
+        for name, allowed in (
+            ("on_error", ON_ERROR_VALUES), ("split", SPLITS), ("resolution", RESOLUTIONS)
+        ):  # fmt: skip
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"dataset {name} must be one of {list(allowed)}, not {getattr(self, name)!r}"
+                )
+        if not 1 <= self.crop <= self.resize:
+            raise ValueError(f"crop ({self.crop}) must be in [1, resize ({self.resize})]")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be at least 1 or None, not {self.limit}")
+        # lists of ids as tuples: a frozen value compares equal whether a list or a tuple was given
+        if self.include is not None:
+            object.__setattr__(self, "include", tuple(self.include))
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+
+    @classmethod
+    def of_config(cls, dataset: Mapping) -> DatasetSettings:
+        """From a validated config's ``dataset`` block (or the ``dataset`` param of the rule
+        ``prepare_clean_set``, the same mapping); a key it leaves out (``resolution``,
+        ``stored_max_side``): the schema's default."""
+        return _of_block(cls, dataset)
+
+    @property
+    def stored(self) -> bool:
+        """Whether the clean set keeps the stored images (``resolution: stored``)."""
+        return self.resolution == "stored"
+
+    @property
+    def view(self) -> tuple[int, int]:
+        """``(resize, crop)``: the models' view of an image."""
+        return self.resize, self.crop

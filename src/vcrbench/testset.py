@@ -211,7 +211,8 @@ def generate_imagenet_c_shard(
     n_shards: int,
     out_path: str | os.PathLike,
     vif_settings: VifSettings = _DEFAULT,
-    seed: int = 0,
+    *,
+    seed: int,
     n_images: int | None = None,
     device=None,
     batch_size: int = 64,
@@ -251,12 +252,14 @@ def generate_imagenet_c(
     clean_set,
     out_path: str | os.PathLike,
     vif_settings: VifSettings = _DEFAULT,
-    seed: int = 0,
+    *,
+    seed: int,
     n_images: int | None = None,
     device=None,
     batch_size: int = 64,
 ) -> Path:
-    """The first ``n_images`` clean images (all if None) at ImageNet-C's five severities.
+    """The first ``n_images`` clean images (all if None) at ImageNet-C's five severities, their
+    draws seeded by ``seed`` (the config's root ``seed``).
 
     Same columns as a shard plus ``severity`` (1-5); the severities are checked against the
     parameters' valid ranges, not the sampled domain (a narrowed domain may exclude them). The

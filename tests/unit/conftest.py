@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.settings import DatasetSettings
 
 
 @pytest.fixture(scope="session")
@@ -15,6 +16,7 @@ def clean_set(tmp_path_factory) -> CleanSet:
     """
     d = tmp_path_factory.mktemp("clean")
     prepare_clean_set(
-        read_embedded_dataset(), d / "images.npy", d / "index.parquet", resize=80, crop=72
-    )
+        read_embedded_dataset(), d / "images.npy", d / "index.parquet",
+        DatasetSettings(resize=80, crop=72),
+    )  # fmt: skip
     return CleanSet.open(d / "images.npy", d / "index.parquet")

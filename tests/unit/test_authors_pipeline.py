@@ -28,7 +28,7 @@ from vcrbench.datasets import (
 from vcrbench.errors import ConfigError
 from vcrbench.listing import dataset_frame
 from vcrbench.plan import config as cfg
-from vcrbench.settings import VifSettings
+from vcrbench.settings import DatasetSettings, VifSettings
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -116,7 +116,7 @@ def _clean_sets(photos, tmp_path):
     prepare_clean_set(table, crop / "images.npy", crop / "index.parquet")
     prepare_clean_set(
         table, stored / "images.npy", stored / "index.parquet",
-        stored_path=stored / CLEAN_STORED, stored_max_side=512,
+        DatasetSettings(resolution="stored", stored_max_side=512),
     )  # fmt: skip
     return (
         table,
@@ -134,7 +134,7 @@ def test_stored_clean_set_keeps_each_image_at_its_bounded_size(photos, tmp_path)
         want = bounded_size(original, 512)
         assert np.array_equal(stored.stored_image(image_id), want)
         # the models' clean view is the crop of that stored image, the same size as before
-        assert np.array_equal(stored.image(image_id), resize_center_crop(want))
+        assert np.array_equal(stored.image(image_id), resize_center_crop(want, 256, 224))
         assert stored.image(image_id).shape == crop.image(image_id).shape == (224, 224, 3)
     with pytest.raises(ValueError, match="keeps no stored images"):
         crop.stored_image(table["image_id"][0])
@@ -154,7 +154,7 @@ def test_stored_pipeline_corrupts_and_measures_at_the_stored_size_and_shows_the_
     for i, image_id in enumerate(ids):
         full = stored.stored_image(image_id)
         corrupted = c.apply(full, {p: float(v[i]) for p, v in params.items()}, int(seeds[i]))
-        assert np.array_equal(shown[i], resize_center_crop(corrupted))
+        assert np.array_equal(shown[i], resize_center_crop(corrupted, 256, 224))
         assert dv[i] == pytest.approx(measure.visual_change(full[None], corrupted[None])[1][0])
     assert not np.allclose(dv, dv_crop)  # the same blur changes a larger image less
     assert measure.pipeline_of(stored, VifSettings()) == {"resolution": "stored"}
@@ -212,8 +212,8 @@ def _config(dataset=None, vif_block=None) -> dict:
 def test_the_options_default_off_and_leave_the_jobs_params_as_they_were():
     config = plan.validate(_config())
     assert "resolution" not in config["dataset"] and "grey" not in config["vif"]
-    assert cfg.resolution(config) == "crop" and cfg.grey(config) == "float"
-    assert cfg.measurement_params(config) == {} and cfg.stored_max_side(config) is None
+    assert cfg.dataset_settings(config).resolution == "crop" and cfg.grey(config) == "float"
+    assert cfg.measurement_params(config) == {} and not cfg.dataset_settings(config).stored
     assert plan.Plan(config).clean_stored_output() == {}
     # the jobs type the settings back from their params: the schema's defaults
     params = {**cfg.measurement_params(config), "vif_variant": config["vif"]["variant"]}
@@ -223,7 +223,7 @@ def test_the_options_default_off_and_leave_the_jobs_params_as_they_were():
 
 def test_the_authors_pipeline_is_two_keys():
     config = plan.validate(_config({"resolution": "stored"}, {"grey": "uint8"}))
-    assert cfg.stored_max_side(config) == 512
+    assert cfg.dataset_settings(config).stored_max_side == 512
     assert cfg.measurement_params(config) == {"grey": "uint8"}
     assert plan.Plan(config).clean_stored_output() == {"stored": "results/dataset/stored.npy"}
     params = {**cfg.measurement_params(config), "vif_variant": "vifvec"}
@@ -240,13 +240,13 @@ def test_vif_settings_refuse_a_value_the_schema_does_not_list():
         vif.delta_v(_photo(80, 80, 1), _photo(80, 80, 2), {"grey": "uint8"})
 
 
-def test_a_stored_clean_set_needs_its_bound(tmp_path):
+def test_a_stored_clean_set_is_bounded_by_the_schemas_default(tmp_path):
     records = read_embedded_dataset().iloc[:2]
-    with pytest.raises(ValueError, match=r"needs stored_max_side \(dataset.stored_max_side\)"):
-        prepare_clean_set(
-            records, tmp_path / "images.npy", tmp_path / "index.parquet",
-            stored_path=tmp_path / CLEAN_STORED,
-        )  # fmt: skip
+    settings = DatasetSettings(resolution="stored")  # stored_max_side left out: the schema's 512
+    prepare_clean_set(records, tmp_path / "images.npy", tmp_path / "index.parquet", settings)
+    meta = io.read_metadata(tmp_path / "index.parquet")
+    assert meta["resolution"] == "stored" and meta["stored_max_side"] == 512
+    assert np.load(tmp_path / CLEAN_STORED, mmap_mode="r").shape == (2, 512, 512, 3)
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ def image224() -> np.ndarray:
 
     from vcrbench.datasets import resize_center_crop
 
-    return resize_center_crop(data.chelsea())
+    return resize_center_crop(data.chelsea(), 256, 224)
 
 
 @pytest.fixture

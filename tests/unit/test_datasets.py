@@ -8,16 +8,25 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from vcrbench import io
+from vcrbench import datasets, io
 from vcrbench.datasets import (
     CleanSet,
     DatasetError,
-    load_image,
     prepare_clean_set,
     read_folder_dataset,
     read_labels_file,
     resize_center_crop,
 )
+from vcrbench.settings import DatasetSettings
+
+#: The schema's view (256, then a 224 centre crop) and what an unreadable image does instead.
+VIEW = DatasetSettings().view
+SKIP = DatasetSettings(on_error="skip")
+
+
+def load_image(path):
+    """An image file as the default config decodes it (its EXIF orientation tag ignored)."""
+    return datasets.load_image(path, exif_transpose=False)
 
 
 @pytest.fixture(scope="module")
@@ -122,14 +131,14 @@ def test_decompression_bomb_is_an_error_naming_the_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize("shape", [(100, 150), (150, 100), (224, 224), (20, 1000), (1000, 700)])
 def test_any_size_becomes_224_square(shape):
     img = np.random.default_rng(0).integers(0, 256, (*shape, 3), dtype=np.uint8)
-    out = resize_center_crop(img)
+    out = resize_center_crop(img, *VIEW)
     assert out.shape == (224, 224, 3) and out.dtype == np.uint8
 
 
 def test_resize_center_crop_matches_torchvision_geometry():
     # 256 x 512 -> short side already 256: no resize, a central 224 crop.
     img = np.arange(256 * 512 * 3, dtype=np.uint32).reshape(256, 512, 3).astype(np.uint8)
-    np.testing.assert_array_equal(resize_center_crop(img), img[16:240, 144:368])
+    np.testing.assert_array_equal(resize_center_crop(img, 256, 224), img[16:240, 144:368])
 
 
 # --------------------------------------------------------------------------- the clean set
@@ -245,16 +254,14 @@ def test_clean_set_skip_records_the_unreadable_image(tmp_path, rgb):
         {"a.png": "1", "broken.png": "2", "c.png": "3"},
     )
     ds = read_folder_dataset(root, csv)
-    index = prepare_clean_set(
-        ds, tmp_path / "images.npy", tmp_path / "index.parquet", on_error="skip"
-    )
+    index = prepare_clean_set(ds, tmp_path / "images.npy", tmp_path / "index.parquet", SKIP)
     assert index["image_id"].tolist() == ["a.png", "c.png"]
     assert index["row"].tolist() == [0, 1]
     meta = io.read_metadata(tmp_path / "index.parquet")
     assert meta["n_images"] == 2 and any("broken.png" in s for s in meta["skipped"])
     arr = np.load(tmp_path / "images.npy")
     assert arr.shape == (2, 224, 224, 3)
-    np.testing.assert_array_equal(arr[0], resize_center_crop(rgb))
+    np.testing.assert_array_equal(arr[0], resize_center_crop(rgb, *VIEW))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
@@ -265,7 +272,7 @@ def test_clean_set_with_nothing_readable_is_an_error(tmp_path):
             read_folder_dataset(root, csv),
             tmp_path / "i.npy",
             tmp_path / "i.parquet",
-            on_error="skip",
+            SKIP,
         )
     assert not (tmp_path / "i.npy").exists() and not (tmp_path / "i.parquet").exists()
 
@@ -308,3 +315,13 @@ def test_clean_set_lookup_of_an_unknown_id_names_it(tmp_path, rgb):
     with pytest.raises(KeyError, match="nothere"):
         clean.images(["nothere"])
     assert isinstance(pd.DataFrame(clean.index), pd.DataFrame)
+
+
+def test_the_selected_images_are_the_blocks_include_exclude_and_limit():
+    everything = datasets.selected_images(DatasetSettings())
+    assert everything.equals(datasets.read_embedded_dataset())
+    ids = everything["image_id"].tolist()
+    chosen = DatasetSettings(include=ids[:5], exclude=[ids[1]], limit=3)
+    assert datasets.selected_images(chosen)["image_id"].tolist() == [ids[0], ids[2], ids[3]]
+    with pytest.raises(DatasetError, match="exclude: image id.*nope"):
+        datasets.selected_images(DatasetSettings(exclude=["nope"]))

@@ -26,17 +26,6 @@ from vcrbench import schema
 #: (``*`` stands for any name under an object of names, e.g. ``retrain.runs.*``).
 TIED: dict[str, dict[str, str]] = {
     "vcrbench.corruptions.corruption:Corruption.__init__": {"cast": "sampling.cast"},
-    "vcrbench.datasets:load_dataset": {"split": "dataset.split"},
-    "vcrbench.imagefiles:load_image": {"exif_transpose": "dataset.exif_transpose"},
-    "vcrbench.imagefiles:read_image": {"exif_transpose": "dataset.exif_transpose"},
-    "vcrbench.datasets:select_images": {"exclude": "dataset.exclude", "seed": "seed"},
-    "vcrbench.imagefiles:resize_center_crop": {"resize": "dataset.resize", "crop": "dataset.crop"},
-    "vcrbench.datasets:prepare_clean_set": {
-        "exif_transpose": "dataset.exif_transpose",
-        "resize": "dataset.resize",
-        "crop": "dataset.crop",
-        "on_error": "dataset.on_error",
-    },
     "vcrbench.figures.style:Style.__init__": {
         "formats": "figures.formats",
         "dpi": "figures.dpi",
@@ -57,14 +46,8 @@ TIED: dict[str, dict[str, str]] = {
         "save_logprobs": "inference.save_logprobs",
     },
     "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
-    "vcrbench.layouts:read_cub": {"split": "dataset.split"},
-    "vcrbench.layouts:read_layout": {"split": "dataset.split"},
     "vcrbench.metrics:compare": {"scenario_level": "humans.scenario_level"},
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
-    "vcrbench.retrain.finetune:finetune": {
-        "device": "retrain.device",
-        "precision": "retrain.precision",
-    },
     "vcrbench.retrain.loop:TrainSettings.__init__": {
         "epochs": "retrain.runs.*.epochs",
         "lr": "retrain.runs.*.lr",
@@ -73,14 +56,17 @@ TIED: dict[str, dict[str, str]] = {
         "batch_size": "retrain.runs.*.batch_size",
         "seed": "seed",
     },
-    "vcrbench.runtime:resolve_device": {"device": "inference.device"},
-    "vcrbench.sampling:make_manifest": {"mode": "sampling.mode"},
     "vcrbench.settings:VifSettings.__init__": {"variant": "vif.variant", "grey": "vif.grey"},
     "vcrbench.settings:CoverageSettings.__init__": {
         "bins": "coverage.bins",
         "min_count": "coverage.min_count",
         "reference_n": "coverage.reference_n",
         "denominator": "coverage.denominator",
+    },
+    "vcrbench.settings:DatasetSettings.__init__": {
+        key: f"dataset.{key}"
+        for key in "kind label_space exclude split resize crop exif_transpose on_error resolution "
+        "stored_max_side".split()
     },
     "vcrbench.settings:HumanMappingSettings.__init__": {
         "reference": "humans.mapping.reference",
@@ -108,8 +94,6 @@ TIED: dict[str, dict[str, str]] = {
         "label_space": "figures.label_space",
         "leaderboard_sort": "figures.leaderboard_sort",
     },
-    "vcrbench.testset:generate_imagenet_c_shard": {"seed": "seed"},
-    "vcrbench.testset:generate_imagenet_c": {"seed": "seed"},
     "vcrbench.vif:vif": {"variant": "vif.variant"},
 }
 
@@ -150,21 +134,15 @@ NOT_SETTING_CONSTANTS: dict[str, str] = {
 
 #: Parameters named like a schema key that are another quantity (the reason above each).
 NOT_SETTINGS: dict[str, set[str]] = {
-    # the resolved autocast precision of one epoch (finetune resolves retrain.precision's auto)
-    "vcrbench.retrain.loop:train_epoch": {"precision"},
     # the device a model is built on, resolved by the caller (inference and fine-tuning pass the
     # one inference.device/retrain.device resolve to; fetch_weights builds on the CPU)
     "vcrbench.models.loading:load_model": {"device"},
     # images per Δv batch of the VIF, not the models' inference.batch_size
     "vcrbench.vif:vif": {"batch_size"},
-    # a Python logging level, not estimation.level
-    "vcrbench.logs:job_log": {"level"},
     # the fraction of the test image a model crops (docs/models.md), not dataset.crop (pixels)
     "vcrbench.models.spec:Preprocessing.__init__": {"crop"},
     # a model's family, not figures.font_family
     "vcrbench.models.spec:ModelSpec.__init__": {"family"},
-    # the stem width of a RobustBench ConvStem, not figures.width
-    "vcrbench.models.architectures:ConvStem.__init__": {"width"},
     # passes of the figure layout, not dv-uniform's max_rounds
     "vcrbench.figures.layout:grow_to_fit_rows": {"rounds"},
     # the report labels of a declared figure or table output, not dataset.labels

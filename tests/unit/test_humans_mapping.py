@@ -12,15 +12,16 @@ from vcrbench.humans.geirhos import reader
 from vcrbench.humans.manipulation import GEIRHOS_MEAN_GREY, geirhos_lowpass, to_uint8
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.settings import HumanMappingSettings as Settings
+from vcrbench.settings import DatasetSettings
 
 
 @pytest.fixture(scope="module")
 def clean_set(tmp_path_factory):
     root = tmp_path_factory.mktemp("clean")
-    ds = datasets.load_dataset("embedded")
+    ds = datasets.load_dataset(DatasetSettings())
     ds = ds[ds["image_id"].isin(["skimage-chelsea", "skimage-coffee"])]
     datasets.prepare_clean_set(
-        ds, root / "images.npy", root / "index.parquet", resize=128, crop=128
+        ds, root / "images.npy", root / "index.parquet", DatasetSettings(resize=128, crop=128)
     )
     return datasets.CleanSet.open(root / "images.npy", root / "index.parquet")
 

@@ -14,7 +14,7 @@ from vcrbench.humans.geirhos import stages as geirhos_stages
 from vcrbench.humans.geirhos.networks import network_anchor
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.plan.humans import reference_of, references_of
-from vcrbench.settings import HumanMappingSettings, VifSettings
+from vcrbench.settings import DatasetSettings, HumanMappingSettings, VifSettings
 
 SETTINGS = {"n_boot": 6, "min_count": 5}
 FIT = HumanFit(SETTINGS, "auto", "draw")
@@ -24,10 +24,10 @@ LOWPASS = reference_of("geirhos2018-lowpass", {"kind": "geirhos2018", "experimen
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("humans")
-    ds = datasets.load_dataset("embedded")
+    ds = datasets.load_dataset(DatasetSettings())
     ds = ds[ds["image_id"].isin(["skimage-chelsea", "skimage-rocket"])]
     images, index = root / "images.npy", root / "index.parquet"
-    datasets.prepare_clean_set(ds, images, index, resize=128, crop=128)
+    datasets.prepare_clean_set(ds, images, index, DatasetSettings(resize=128, crop=128))
     ref = root / "geirhos2018-lowpass"
     stages.ingest_reference(LOWPASS, ref / "trials.parquet")
     cdv = stages.map_conditions(

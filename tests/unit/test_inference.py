@@ -434,7 +434,10 @@ def test_efficientnet_lite0_end_to_end_on_cpu(tmp_path):
     import skimage.data
 
     images = np.stack(
-        [resize_center_crop(skimage.data.chelsea()), resize_center_crop(skimage.data.coffee())]
+        [
+            resize_center_crop(skimage.data.chelsea(), 256, 224),
+            resize_center_crop(skimage.data.coffee(), 256, 224),
+        ]
     )
     df = pd.DataFrame(
         {

@@ -16,6 +16,12 @@ from vcrbench.datasets import load_dataset
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import get_label_space, read_class_names
 from vcrbench.layouts import layout_classes, read_cub, read_zero_shot_split
+from vcrbench.settings import DatasetSettings
+
+
+def _load(kind, root, **keys):
+    """The dataset of a ``dataset`` block of kind ``kind`` at ``root`` (and ``keys``)."""
+    return load_dataset(DatasetSettings(kind=kind, path=str(root), **keys))
 
 
 def test_class_files_plain_and_numbered(tmp_path):
@@ -49,7 +55,7 @@ def test_label_space_with_a_class_file_and_reserved_names(tmp_path):
 
 def test_cub_tree_all_train_and_test(tmp_path):
     root = make_cub(tmp_path / "CUB_200_2011", per_class=4)
-    table = read_cub(root)
+    table = read_cub(root, "all")
     assert len(table) == 12 and table["label"].value_counts().to_dict() == {0: 4, 1: 4, 2: 4}
     row = table[table["image_id"] == "002.Laysan_Albatross/Laysan_Albatross_0001_6.jpg"].iloc[0]
     assert row["label"] == 1 and row["path"].endswith("images/" + row["image_id"])
@@ -59,7 +65,7 @@ def test_cub_tree_all_train_and_test(tmp_path):
     assert not set(test["image_id"]) & set(train["image_id"])
     assert layout_classes("cub200", root) == CUB_CLASSES
     space = {"name": "cub", "class_names": str(root / "classes.txt")}
-    assert load_dataset("cub200", str(root), label_space=space, split="test").equals(test)
+    assert _load("cub200", root, label_space=space, split="test").equals(test)
 
 
 @pytest.mark.parametrize(
@@ -79,7 +85,7 @@ def test_malformed_cub_files_name_file_and_line(tmp_path, file, text, match):
         (root / name).write_text(keep.get(name, "1 1\n"))
     (root / file).write_text(text)
     with pytest.raises(DatasetError, match=match):
-        read_cub(root)
+        read_cub(root, "all")
 
 
 def test_cub_missing_image_and_empty_split(tmp_path):
@@ -89,13 +95,13 @@ def test_cub_missing_image_and_empty_split(tmp_path):
         read_cub(root, "test")
     next((root / "images").rglob("*.jpg")).unlink()
     with pytest.raises(DatasetError, match="is listed in .*images.txt but does not exist"):
-        read_cub(root)
+        read_cub(root, "all")
 
 
 def test_awa2_tree(tmp_path):
     root = make_awa2(tmp_path / "Animals_with_Attributes2")
     space = {"name": "awa2", "class_names": str(root / "classes.txt")}
-    table = load_dataset("awa2", str(root), label_space=space)
+    table = _load("awa2", root, label_space=space)
     assert len(table) == 6
     assert (
         dict(zip(table["image_id"], table["label"], strict=True))[
@@ -106,14 +112,14 @@ def test_awa2_tree(tmp_path):
     assert layout_classes("awa2", root) == AWA2_CLASSES
     (root / "JPEG Images" / "zebra").mkdir()
     with pytest.raises(DatasetError, match="class folder .*zebra is not a class of"):
-        load_dataset("awa2", str(root), label_space=space)
+        _load("awa2", root, label_space=space)
 
 
 def test_sun_class_folders_and_label_order(tmp_path):
     root = make_sun(tmp_path / "SUN")
     assert layout_classes("sun", root) == ["abbey", "apartment_building_outdoor", "beach"]
     order = ["beach", "abbey", "apartment_building_outdoor", "zoo"]
-    table = load_dataset("sun", str(root), label_space={"name": "sun", "class_names": order})
+    table = _load("sun", root, label_space={"name": "sun", "class_names": order})
     labels = dict(zip(table["image_id"], table["label"], strict=True))
     assert (
         labels["b/beach/sun_20.jpg"] == 0 and labels["a/apartment_building/outdoor/sun_10.jpg"] == 2
@@ -122,15 +128,15 @@ def test_sun_class_folders_and_label_order(tmp_path):
         DatasetError,
         match="'apartment_building_outdoor' .* is not one of the label space's classes",
     ):
-        load_dataset("sun", str(root), label_space={"name": "sun", "class_names": ["abbey"]})
+        _load("sun", root, label_space={"name": "sun", "class_names": ["abbey"]})
     with pytest.raises(DatasetError, match="only cub200 ships a train/test split"):
-        load_dataset("sun", str(root), label_space={"name": "s", "num_classes": 3}, split="test")
+        _load("sun", root, label_space={"name": "s", "num_classes": 3}, split="test")
 
 
 def test_labels_are_checked_against_the_label_space(tmp_path):
     root = make_cub(tmp_path / "cub", per_class=1)
     with pytest.raises(DatasetError, match="label 2 is outside label space 'two'"):
-        load_dataset("cub200", str(root), label_space={"name": "two", "num_classes": 2})
+        _load("cub200", root, label_space={"name": "two", "num_classes": 2})
 
 
 def test_zero_shot_split_files(tmp_path):

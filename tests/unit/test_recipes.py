@@ -49,6 +49,7 @@ from vcrbench.models.spec import CHECKPOINT_KEYS
 from vcrbench.plan import work
 from vcrbench.plan.config import clean_set_size
 from vcrbench.plan.retrain import derived_entry
+from vcrbench.settings import DatasetSettings
 from vcrbench.tables import corruption_error
 
 CORRUPTION = "recipe_fade"
@@ -263,16 +264,16 @@ def image_list(tmp_path) -> Path:
 
 
 def test_a_registered_kind_is_read_and_makes_a_clean_set(toy_kind, image_list, tmp_path):
-    table = datasets.load_dataset(KIND, str(image_list))
+    table = datasets.load_dataset(DatasetSettings(kind=KIND, path=str(image_list)))
     assert table["image_id"].tolist() == ["a.png", "b.png"] and table["label"].tolist() == [1, 7]
     assert table["path"].tolist() == [str(tmp_path / "a.png"), str(tmp_path / "b.png")]
     index = datasets.prepare_clean_set(table, tmp_path / "clean.npy", tmp_path / "clean.parquet")
     assert index["image_id"].tolist() == ["a.png", "b.png"]
     assert np.load(tmp_path / "clean.npy").shape == (2, 224, 224, 3)
     with pytest.raises(DatasetError, match=f"dataset.kind '{KIND}' needs dataset.path"):
-        datasets.load_dataset(KIND)
+        datasets.load_dataset(DatasetSettings(kind=KIND))
     with pytest.raises(DatasetError, match=f"only cub200 ships a train/test split, not .*'{KIND}'"):
-        datasets.load_dataset(KIND, str(image_list), split="test")
+        datasets.load_dataset(DatasetSettings(kind=KIND, path=str(image_list), split="test"))
 
 
 def test_a_registered_kind_is_checked_listed_and_planned(toy_kind, image_list, tmp_path):

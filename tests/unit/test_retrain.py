@@ -37,6 +37,7 @@ from vcrbench.retrain.finetune import finetune
 from vcrbench.retrain.loop import TrainSettings, epoch_batches
 from vcrbench.retrain.pool import PoolOverlapError, check_disjoint, prepare_pool
 from vcrbench.retrain.save import check_rebuild
+from vcrbench.settings import DatasetSettings
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "config" / "config.schema.yaml"
@@ -379,7 +380,9 @@ def test_select_images_random_subset_is_seeded(table):
     assert len(a) == 2 and a == sorted(a)  # the table's order is kept
     draws = {tuple(select_images(table, n_images=2, seed=s)["image_id"]) for s in range(20)}
     assert len(draws) > 1
-    assert len(select_images(table, n_images=99)) == 5
+    assert len(select_images(table, n_images=99, seed=0)) == 5
+    with pytest.raises(ValueError, match="n_images needs a seed"):
+        select_images(table, n_images=2)
 
 
 # --------------------------------------------------------------------------- pool and overlap
@@ -414,8 +417,7 @@ def _clean(root: Path, names_labels, images, name: str):
         read_folder_dataset(root, labels),
         out / "images.npy",
         out / "index.parquet",
-        resize=32,
-        crop=32,
+        DatasetSettings(resize=32, crop=32),
     )
     return out / "images.npy", out / "index.parquet"
 
@@ -561,6 +563,7 @@ def _run(tiny, workdir: Path, epochs=2, **kw):
         TrainSettings(epochs=epochs, batch_size=4, seed=3),
         derived=derived,
         device="cpu",
+        precision="auto",
         progress=False,
         **kw,
     )
@@ -578,7 +581,7 @@ def _plain(tiny, workdir: Path, settings: TrainSettings, shards=None, **kw):
         workdir / "checkpoints",
         settings,
         device="cpu",
-        **{"progress": False, **kw},
+        **{"precision": "auto", "progress": False, **kw},
     )
 
 

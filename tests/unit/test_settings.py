@@ -283,3 +283,42 @@ def test_table_settings_are_the_figures_blocks_table_keys_with_the_schemas_defau
         TableSettings(digits=11)
     with pytest.raises(ValueError, match="digits must be an integer, not 2.5"):
         TableSettings(digits=2.5)
+# ------------------------------------------------------------------ the dataset block
+
+
+def test_the_dataset_settings_are_the_schemas_and_checked():
+    from vcrbench.settings import DatasetSettings
+
+    keys = set(schema.schema()["properties"]["dataset"]["properties"]) - {"zero_shot"}
+    assert keys == {f.name for f in dataclasses.fields(DatasetSettings)}
+    default = DatasetSettings()
+    for key in keys:
+        want = schema.default_of(f"dataset.{key}")
+        assert getattr(default, key) == (tuple(want) if isinstance(want, list) else want), key
+    assert default.view == (256, 224) and not default.stored
+    for bad, message in (
+        ({"on_error": "ignore"}, r"dataset on_error must be one of \['raise', 'skip'\]"),
+        ({"split": "val"}, r"dataset split must be one of \['all', 'train', 'test'\]"),
+        ({"resolution": "full"}, r"dataset resolution must be one of \['crop', 'stored'\]"),
+        ({"crop": 300}, r"crop \(300\) must be in \[1, resize \(256\)\]"),
+        ({"limit": 0}, "limit must be at least 1 or None, not 0"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            DatasetSettings(**bad)
+
+
+def test_the_dataset_settings_of_a_validated_block_and_of_the_rules_param():
+    from vcrbench.settings import DatasetSettings
+
+    given = {"resize": 300, "crop": 256, "exclude": ["a", "b"], "resolution": "stored"}
+    config = plan.validate({**_config(), "dataset": {"kind": "embedded", **given}})
+    settings = DatasetSettings.of_config(config["dataset"])
+    assert settings == DatasetSettings(
+        resize=300, crop=256, exclude=("a", "b"), resolution="stored"
+    )
+    assert settings.stored and settings.stored_max_side == 512  # left out: the schema's
+    # the rule prepare_clean_set's param is the validated block: the same value
+    params = plan.Plan(config).section("dataset")
+    assert DatasetSettings.of_config(params) == settings
+    # a key the block leaves out keeps its default; zero_shot is no field of it
+    assert DatasetSettings.of_config({"zero_shot": None}) == DatasetSettings()

@@ -160,7 +160,9 @@ def test_imagenet_c_set(tmp_path, clean_set):
     table = df.pivot(index="image_id", columns="severity", values="dv")
     assert (table.diff(axis=1).iloc[:, 1:] > 0).all().all()
     with pytest.raises(ValueError, match="'blur' has no ImageNet-C severities"):
-        testset.generate_imagenet_c(get_corruption("blur"), clean_set, tmp_path / "b.parquet")
+        testset.generate_imagenet_c(
+            get_corruption("blur"), clean_set, tmp_path / "b.parquet", seed=0
+        )
 
 
 @pytest.mark.parametrize("shard_size", [4, 7])
@@ -194,16 +196,16 @@ def test_imagenet_c_shards_beyond_the_set_are_empty_and_too_few_are_refused(
 ):
     # planned for more images than the clean set holds (images skipped): the last shard is empty
     path = testset.generate_imagenet_c_shard(
-        noise, clean_set, 3, 5, 4, tmp_path / "empty.parquet", n_images=3
+        noise, clean_set, 3, 5, 4, tmp_path / "empty.parquet", seed=0, n_images=3
     )
     empty = io.read_parquet(path)
     assert len(empty) == 0 and "severity" in empty.columns and "image" in empty.columns
     with pytest.raises(ValueError, match=r"15 samples .* but 2 shards of 5 were planned"):
         testset.generate_imagenet_c_shard(
-            noise, clean_set, 0, 5, 2, tmp_path / "few.parquet", n_images=3
+            noise, clean_set, 0, 5, 2, tmp_path / "few.parquet", seed=0, n_images=3
         )
     with pytest.raises(ValueError, match="shard 4 is not one of the 4 planned"):
-        testset.generate_imagenet_c_shard(noise, clean_set, 4, 5, 4, tmp_path / "x.parquet")
+        testset.generate_imagenet_c_shard(noise, clean_set, 4, 5, 4, tmp_path / "x.parquet", seed=0)
     assert not (tmp_path / "few.parquet").exists()
 
 
@@ -263,7 +265,7 @@ def test_coverage_table_and_histograms_from_files(tmp_path, clean_set, noise, ma
         testset.generate_shard(manifest, s, clean_set, noise, tmp_path / f"shard-{s:05d}.parquet")
         for s in range(3)
     ]
-    ic = testset.generate_imagenet_c(noise, clean_set, tmp_path / "ic.parquet", n_images=3)
+    ic = testset.generate_imagenet_c(noise, clean_set, tmp_path / "ic.parquet", seed=0, n_images=3)
     table = coverage.coverage_table({"gaussian_noise": shards}, {"gaussian_noise": ic})
     assert list(table.columns) == [
         "corruption",

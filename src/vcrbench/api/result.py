@@ -48,18 +48,18 @@ class Result:
         exts = list(formats) if formats is not None else list(style["formats"])
         written: list[Path] = []
         for corruption, how in self.figures["corruptions"].items():
-
-            def files(kind: str, corruption=corruption) -> list[Path]:
-                return [out / "figures" / kind / f"{corruption}.{ext}" for ext in exts]
-
+            files = {
+                kind: [out / "figures" / kind / f"{corruption}.{ext}" for ext in exts]
+                for kind in ("curves", "hmri_mrsi")
+            }
             written += build.plot_curves(
-                how["curves"], files("curves"), corruption=corruption,
+                how["curves"], files["curves"], corruption=corruption,
                 families=self.figures["families"], style=style,
                 dataset_label_space=self.figures["dataset_label_space"],
                 reference_dir=how["reference_dir"], reference_name=how["reference_name"],
             )  # fmt: skip
             written += build.plot_hmri_mrsi(
-                self.figures["metrics_csv"], files("hmri_mrsi"), corruption=corruption,
+                self.figures["metrics_csv"], files["hmri_mrsi"], corruption=corruption,
                 families=self.figures["families"], style=style,
             )  # fmt: skip
         return written

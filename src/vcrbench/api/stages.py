@@ -22,10 +22,9 @@ from vcrbench.errors import ConfigError
 from vcrbench.humans import stages as human_stages
 from vcrbench.humans.curves import HumanFit
 from vcrbench.plan import Plan, paths
-from vcrbench.plan import config as cfg
 from vcrbench.plan import humans as plan_humans
 from vcrbench.plan.job import checksum
-from vcrbench.settings import HumanMappingSettings, VifSettings
+from vcrbench.settings import DatasetSettings, HumanMappingSettings, VifSettings
 
 # --------------------------------------------------------------------------- the rules' params
 # Each is the ``params:`` of its rule in rules/*.smk (tests/workflow/test_api_workflow.py checks
@@ -196,19 +195,9 @@ def clean_set(plan: Plan, jobs: Jobs) -> tuple[Path, Path]:
     params = clean_set_params(plan)
 
     def call():
-        ds = params["dataset"]
-        records = datasets.load_dataset(
-            ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"],
-            split=ds["split"],
-        )  # fmt: skip
-        records = datasets.select_images(records, ds["include"], ds["exclude"])
-        stored = jobs.path(paths.CLEAN_STORED) if cfg.resolution(plan.config) == "stored" else None
-        datasets.prepare_clean_set(
-            records, images_path=images, index_path=index, resize=ds["resize"], crop=ds["crop"],
-            on_error=ds["on_error"], threads=2, limit=ds["limit"],
-            exif_transpose=ds["exif_transpose"], stored_path=stored,
-            stored_max_side=cfg.stored_max_side(plan.config),
-        )  # fmt: skip
+        settings = DatasetSettings.of_config(params["dataset"])
+        records = datasets.selected_images(settings)
+        datasets.prepare_clean_set(records, images, index, settings, threads=2)
 
     jobs.run("prepare_clean_set", [images, index], params, call)
     return images, index

@@ -267,8 +267,9 @@ class Corruption:
             out[p.name] = self._on_grid(p, np.clip(value, lo, hi))
         return out
 
-    def with_domain(self, domain: Mapping[str, Sequence[float]], reason: str = "") -> Corruption:
-        """A copy with some parameters' domains replaced (each must lie within its limits)."""
+    def with_domain(self, domain: Mapping[str, Sequence[float]], reason: str) -> Corruption:
+        """A copy with some parameters' domains replaced (each must lie within its limits), and
+        why (``reason``; ``""`` keeps this corruption's)."""
         new = dict(self.domain)
         for key, value in domain.items():
             if key not in self.param_names:

@@ -24,7 +24,7 @@ from torch import nn
 class ConvStem(nn.Module):
     """RobustBench's ``ConvBlock3``: 3 -> w -> 1.5w -> 2w channels, overall stride 4."""
 
-    def __init__(self, width: int = 96) -> None:
+    def __init__(self, width: int) -> None:
         super().__init__()
         from timm.layers import LayerNorm2d
 

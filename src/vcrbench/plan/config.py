@@ -16,7 +16,7 @@ from vcrbench import schema
 from vcrbench.errors import ConfigError
 from vcrbench.plan import paths
 from vcrbench.plan.models import expand_bases
-from vcrbench.settings import VifSettings
+from vcrbench.settings import DatasetSettings, VifSettings
 from vcrbench.vocab import (
     DEFAULT_CAST,
     DEFAULT_DOMAIN_SET,
@@ -135,17 +135,11 @@ def unfilled(config: Mapping, path: str):
     return node[key] if key in node else schema.default_of(path)
 
 
-def resolution(config: Mapping) -> str:
-    """``dataset.resolution``: ``crop`` (the models' crop) or ``stored`` (the authors' pipeline)."""
-    return unfilled(config, "dataset.resolution")
-
-
-def stored_max_side(config: Mapping) -> int | None:
-    """The bound on a stored image's longer side with ``dataset.resolution: stored``, else None
-    (:func:`vcrbench.datasets.prepare_clean_set`'s ``stored_max_side``)."""
-    if resolution(config) != "stored":
-        return None
-    return int(unfilled(config, "dataset.stored_max_side"))
+def dataset_settings(config: Mapping) -> DatasetSettings:
+    """Which images, and how they become the clean set: the ``dataset`` block, typed
+    (:class:`DatasetSettings`; ``.stored`` with ``dataset.resolution: stored``, the authors'
+    pipeline, and then ``.stored_max_side``)."""
+    return DatasetSettings.of_config(config["dataset"])
 
 
 def grey(config: Mapping) -> str:

@@ -22,19 +22,13 @@ from pathlib import Path
 from vcrbench import datasets, imagefiles, io
 from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.plan.config import canonical
+from vcrbench.settings import DatasetSettings
 
 
 def listing(ds: Mapping, problems: list):
     """The images the dataset's config entry selects, in the clean set's order (``image_id``,
     ``path``, ``label``; the listing's defects to ``problems``)."""
-    records = datasets.load_dataset(
-        ds["kind"], ds["path"], ds["labels"], label_space=ds["label_space"], split=ds["split"],
-        problems=problems,
-    )  # fmt: skip
-    records = datasets.select_images(records, ds["include"], ds["exclude"])
-    if ds["limit"] is not None:
-        records = records.iloc[: ds["limit"]]
-    return records
+    return datasets.selected_images(DatasetSettings.of_config(ds), problems)
 
 
 def _listing(ds: Mapping, problems: list) -> list[str]:

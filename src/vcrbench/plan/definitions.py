@@ -79,10 +79,11 @@ def _measurement_rows(config: Mapping) -> list[dict]:
     """Where Δv is measured: the resolution, the grey conversion and the VIF implementation."""
     from vcrbench.plan import config as cfg
 
-    resize, crop = _get(config, "dataset.resize"), _get(config, "dataset.crop")
+    dataset = cfg.dataset_settings(config)
+    resize, crop = dataset.view
     variant = _get(config, "vif.variant")
-    if cfg.resolution(config) == "stored":
-        side = cfg.stored_max_side(config)
+    if dataset.stored:
+        side = dataset.stored_max_side
         where = (
             f"each image at its stored resolution (longer side at most {side}), corrupted and "
             f"measured there, then resized to {resize} and centre-cropped to {crop}x{crop} for "

@@ -61,7 +61,7 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
 
     def clean_stored_output(self) -> dict:
         """The clean set's stored images, an output of its job with ``dataset.resolution: stored``."""
-        return {"stored": paths.CLEAN_STORED} if cfg.resolution(self.config) == "stored" else {}
+        return {"stored": paths.CLEAN_STORED} if cfg.dataset_settings(self.config).stored else {}
 
     def measurement(self) -> dict:
         """Extra params of the jobs that measure Δv (:func:`vcrbench.plan.config.measurement_params`:

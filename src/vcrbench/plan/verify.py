@@ -38,8 +38,9 @@ def _sidecars(root: Path) -> list[Path]:
     return sorted(folder.rglob("*.json")) if folder.is_dir() else []
 
 
-def verify(root: str | Path = ".") -> tuple[int, list[Finding]]:
-    """``(outputs checked, findings)`` for the workflow outputs under ``root``."""
+def verify(root: str | Path) -> tuple[int, list[Finding]]:
+    """``(outputs checked, findings)`` for the workflow outputs under ``root`` (the workflow's
+    working directory)."""
     root = Path(root)
     findings, checked, seen = [], 0, set()
     for sidecar in _sidecars(root):

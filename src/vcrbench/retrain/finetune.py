@@ -69,8 +69,8 @@ def finetune(
     settings: TrainSettings,
     *,
     derived: ModelSpec | None = None,
-    device: str | torch.device | None = "auto",
-    precision: str = "auto",
+    device: str | torch.device | None,
+    precision: str,
     keep_checkpoints: int | None = None,
     label_space: str | dict | None = None,
     progress: bool = True,
@@ -89,6 +89,9 @@ def finetune(
         to rebuild ``base`` exactly (:func:`check_rebuild`).
     settings : TrainSettings
         epochs, lr, momentum, weight_decay, batch_size, seed.
+    device, precision
+        ``retrain.device`` (``auto``: the GPU where there is one) and ``retrain.precision``
+        (``auto``: bf16 on a GPU that has it, else fp32; the base entry's own wins).
     keep_checkpoints : int or None
         Keep only the newest N per-epoch checkpoints (None: all).
     label_space : str or dict, optional

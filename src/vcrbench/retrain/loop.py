@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from vcrbench import schema
 from vcrbench.models import Classifier
 from vcrbench.runtime import DTYPES, seeded
 from vcrbench.seeding import derive_seed, rng
@@ -22,14 +23,15 @@ from vcrbench.seeding import derive_seed, rng
 
 @dataclasses.dataclass(frozen=True)
 class TrainSettings:
-    """Hyperparameters of one fine-tuning (defaults: the paper's)."""
+    """Hyperparameters of one fine-tuning: a run of ``retrain.runs`` (defaults: the schema's, the
+    paper's) and the run's ``seed``."""
 
-    epochs: int = 5
-    lr: float = 0.001
-    momentum: float = 0.9
-    weight_decay: float = 0.0
-    batch_size: int = 64
-    seed: int = 0
+    epochs: int = schema.default_of("retrain.runs.*.epochs")
+    lr: float = schema.default_of("retrain.runs.*.lr")
+    momentum: float = schema.default_of("retrain.runs.*.momentum")
+    weight_decay: float = schema.default_of("retrain.runs.*.weight_decay")
+    batch_size: int = schema.default_of("retrain.runs.*.batch_size")
+    seed: int = schema.default_of("seed")
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -58,12 +60,14 @@ def train_epoch(
     labels: np.ndarray,
     epoch: int,
     settings: TrainSettings,
-    precision: str = "fp32",
+    precision: str,
     scaler: torch.amp.GradScaler | None = None,
     progress: bool = True,
     desc: str = "",
 ) -> dict:
-    """One pass over the training images; returns ``{epoch, n_images, loss, accuracy, lr}``."""
+    """One pass over the training images in the resolved autocast ``precision`` (``fp32``,
+    ``bf16``, ``fp16``: :func:`finetune` resolves ``retrain.precision``); returns ``{epoch,
+    n_images, loss, accuracy, lr}``."""
     device = model.device
     model.train()
     batches = epoch_batches(len(images), settings.batch_size, settings.seed, epoch)

@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 
 from vcrbench import datasets, io
 from vcrbench.errors import PoolOverlapError
+from vcrbench.settings import DatasetSettings
 from vcrbench.vocab import UNLABELLED
 
 log = logging.getLogger(__name__)
@@ -40,11 +41,17 @@ def prepare_pool(
 
     Keys: ``kind, path, labels`` (as ``dataset``), ``include, exclude`` (image ids),
     ``n_images`` (a seeded random subset of the labelled images, drawn with ``seed``),
-    ``resize, crop, on_error``. Unlabelled images are left out. Returns the index.
+    ``resize, crop, on_error`` (the pool's :class:`~vcrbench.settings.DatasetSettings`; the
+    other keys of the ``dataset`` block, ``exif_transpose`` among them, are the schema's).
+    Unlabelled images are left out. Returns the index.
     """
-    table = datasets.load_dataset(pool["kind"], pool.get("path"), pool.get("labels"))
+    settings = DatasetSettings(
+        kind=pool["kind"], path=pool.get("path"), labels=pool.get("labels"),
+        resize=int(pool["resize"]), crop=int(pool["crop"]), on_error=pool["on_error"],
+    )  # fmt: skip
+    table = datasets.load_dataset(settings)
     try:
-        chosen = datasets.select_images(table, pool.get("include"), pool.get("exclude") or ())
+        chosen = datasets.select_images(table, pool.get("include"), pool.get("exclude"))
     except datasets.DatasetError as exc:
         raise datasets.DatasetError(f"retrain.pool.{exc}") from None
     labelled = datasets.select_images(
@@ -59,15 +66,7 @@ def prepare_pool(
             f"({len(chosen)} selected, all unlabelled): fine-tuning needs labels"
         )
     log.info("retraining pool: %d labelled images", len(labelled))
-    return datasets.prepare_clean_set(
-        labelled,
-        images_path,
-        index_path,
-        resize=int(pool["resize"]),
-        crop=int(pool["crop"]),
-        on_error=pool["on_error"],
-        threads=threads,
-    )
+    return datasets.prepare_clean_set(labelled, images_path, index_path, settings, threads)
 
 
 def image_digests(clean_set: datasets.CleanSet, desc: str = "hashing") -> list[str]:

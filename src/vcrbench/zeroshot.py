@@ -40,7 +40,6 @@ from vcrbench.estimation.area import area
 from vcrbench.estimation.bootstrap import percentile_interval
 from vcrbench.estimation.counts import bins_frame
 from vcrbench.vocab import (
-    N_BINS,
     ZERO_SHOT_CLASS_COLUMNS,
     ZERO_SHOT_PROPERTIES,
     ZERO_SHOT_TRANSITION_COLUMNS,

@@ -11,8 +11,8 @@ from vcrbench.humans import mapping
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.manipulation import GEIRHOS_MEAN_GREY, geirhos_lowpass, to_uint8
 from vcrbench.humans.trial_schema import HumanDataError
-from vcrbench.settings import HumanMappingSettings as Settings
 from vcrbench.settings import DatasetSettings
+from vcrbench.settings import HumanMappingSettings as Settings
 
 
 @pytest.fixture(scope="module")

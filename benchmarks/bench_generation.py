@@ -41,9 +41,10 @@ for key, value in ONE_THREAD.items():
 
 import numpy as np  # noqa: E402
 
-from vcrbench import io, measure, sampling, testset  # noqa: E402
 from vcrbench.corruptions import get_corruption, list_corruptions  # noqa: E402
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.datasets.loading import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.files import io  # noqa: E402
+from vcrbench.testsets import measure, sampling, testset  # noqa: E402
 
 
 def single_thread() -> None:
@@ -155,9 +156,10 @@ import sys, time
 t0 = time.perf_counter()
 import cv2, torch
 torch.set_num_threads(1); cv2.setNumThreads(1)
-from vcrbench import io, testset
+from vcrbench.files import io
+from vcrbench.testsets import testset
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 folder, out, name, shard = sys.argv[1:5]
 clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
 m = io.read_parquet(f"{out}/{name}-manifest.parquet")
@@ -207,9 +209,9 @@ def stage(clean_dir: Path, clean: CleanSet, shard_size: int, out: Path) -> None:
 
 MEMORY = """
 import sys
-from vcrbench import sampling, testset
+from vcrbench.testsets import sampling, testset
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 
 
 def peak_mib():

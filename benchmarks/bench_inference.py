@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.inference import InferenceOptions, predict_shards, resolve_precision, shard_batches
 from vcrbench.models import ModelSpec, load_model, resolve_device
 
@@ -56,7 +56,7 @@ def test_like_images(n: int, seed: int) -> np.ndarray:
     """224x224 crops of scikit-image photos plus Gaussian noise of random strength."""
     import skimage.data
 
-    from vcrbench.datasets import resize_center_crop
+    from vcrbench.datasets.loading import resize_center_crop
 
     rng = np.random.default_rng(seed)
     sources = [

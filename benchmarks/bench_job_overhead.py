@@ -39,9 +39,11 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 
 GENERATE = (
-    "from vcrbench import io, logs, testset\n"
+    "from vcrbench import logs\n"
+    "from vcrbench.files import io\n"
+    "from vcrbench.testsets import testset\n"
     "from vcrbench.corruptions import get_corruption\n"
-    "from vcrbench.datasets import CleanSet\n"
+    "from vcrbench.datasets.loading import CleanSet\n"
     "from vcrbench.plan import job\n"
     "get_corruption('gaussian_noise', {})\n"
 )

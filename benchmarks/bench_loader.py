@@ -44,10 +44,11 @@ import pyarrow as pa  # noqa: E402
 import torch  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from vcrbench import io, measure, sampling  # noqa: E402
 from vcrbench.corruptions import get_corruption  # noqa: E402
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.datasets.loading import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.files import io  # noqa: E402
 from vcrbench.inference.readers import ShardBatches, read_shard_metadata, worker_init  # noqa: E402
+from vcrbench.testsets import measure, sampling  # noqa: E402
 
 CORRUPTIONS = (
     "gaussian_noise",

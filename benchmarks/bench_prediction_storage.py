@@ -4,7 +4,7 @@ Predicts ``--n-images`` test-like images (natural-image crops with Gaussian nois
 strength, as ``bench_inference.py`` makes them; Δv drawn uniformly, labels from a few classes) with
 a real model, once, keeping the log-probabilities; then writes the first half and all of the rows
 as prediction files with and without the ``logprobs`` column, exactly as a job writes them
-(``vcrbench.io.write_parquet``: zstd level 3, one row group, the provenance metadata), and prints
+(``vcrbench.files.io.write_parquet``: zstd level 3, one row group, the provenance metadata), and prints
 
 - bytes per sample = (size of the full file − size of the half file) / (rows in the other half),
   which leaves out what a file costs whatever its length (schema, metadata, footer);
@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from bench_inference import test_like_images
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.inference import InferenceOptions, predict_shards
 from vcrbench.models import ModelSpec
 

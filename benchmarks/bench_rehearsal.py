@@ -45,7 +45,7 @@ from PIL import Image
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from vcrbench.datasets import load_image, read_embedded_dataset  # noqa: E402
+from vcrbench.datasets.loading import load_image, read_embedded_dataset  # noqa: E402
 from vcrbench.seeding import rng  # noqa: E402
 
 SEED = 0

@@ -38,10 +38,10 @@ if __name__ == "__main__":
 import numpy as np  # noqa: E402
 from scipy.stats import binom  # noqa: E402
 
-from vcrbench import coverage, measure, sampling  # noqa: E402
 from vcrbench.bins import counts_per_bin  # noqa: E402
 from vcrbench.corruptions import get_corruption, list_corruptions  # noqa: E402
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.datasets.loading import CleanSet, prepare_clean_set, read_embedded_dataset  # noqa: E402
+from vcrbench.testsets import coverage, measure, sampling  # noqa: E402
 from vcrbench.vocab import COVERAGE_DENOMINATOR, N_BINS  # noqa: E402
 
 #: The paper's VCR coverage (Table 2, ImageNet-C -> VCR; the VCR column).

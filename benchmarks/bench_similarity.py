@@ -2,7 +2,7 @@
 
 Two human-like curves (logistic drop at Δv = 0.7, and at 0.7 + shift) are sampled independently
 (n trials each at uniform Δv, 500 clean trials for the anchor), estimated with 200 bootstrap
-replicates, and compared with :func:`vcrbench.similarity.similar` at the paper's 83% level with
+replicates, and compared with :func:`vcrbench.estimation.similarity.similar` at the paper's 83% level with
 pointwise and with simultaneous (sup-t) bands.
 
     python benchmarks/bench_similarity.py [--n 3000] [--trials 30]
@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 from vcrbench import estimation as E
-from vcrbench import similarity as S
+from vcrbench.estimation import similarity as S
 from vcrbench.settings import EstimationSettings
 
 

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_table2 import finish, per_corruption  # noqa: E402
 
-from vcrbench import coverage, sampling  # noqa: E402
 from vcrbench.corruptions import domain_set, get_corruption  # noqa: E402
-from vcrbench.datasets import CleanSet  # noqa: E402
+from vcrbench.datasets.loading import CleanSet  # noqa: E402
+from vcrbench.testsets import coverage, sampling  # noqa: E402
 
 
 def job(name: str, folder: str, n: int, which: str) -> dict:

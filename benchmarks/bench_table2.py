@@ -74,10 +74,9 @@ from bench_sampling import PAPER_VCR, _init  # noqa: E402
 from PIL import Image  # noqa: E402
 from scipy.stats import binom  # noqa: E402
 
-from vcrbench import coverage, measure, sampling  # noqa: E402
 from vcrbench.bins import counts_per_bin, scaled_min_count  # noqa: E402
 from vcrbench.corruptions import get_corruption, list_variants  # noqa: E402
-from vcrbench.datasets import (  # noqa: E402
+from vcrbench.datasets.loading import (  # noqa: E402
     CleanSet,
     load_dataset,
     prepare_clean_set,
@@ -87,6 +86,7 @@ from vcrbench.datasets import (  # noqa: E402
 from vcrbench.labels import imagenet_to_16  # noqa: E402
 from vcrbench.seeding import derive_seed  # noqa: E402
 from vcrbench.settings import DatasetSettings, VifSettings  # noqa: E402
+from vcrbench.testsets import coverage, measure, sampling  # noqa: E402
 from vcrbench.vif import GREY_CONVERSIONS  # noqa: E402
 from vcrbench.vocab import (  # noqa: E402
     CASTS,
@@ -181,7 +181,7 @@ def delta_v_by(metric: str, clean: np.ndarray, shown: np.ndarray, grey: str) -> 
 class Images:
     """The bench's clean images by id: the 224² clean set (``crop``) and, where prepared, the
     clean set of ``dataset.resolution: stored`` (``stored``: each image at its stored resolution,
-    :meth:`vcrbench.datasets.CleanSet.stored_image`)."""
+    :meth:`vcrbench.datasets.loading.CleanSet.stored_image`)."""
 
     def __init__(self, folder: str):
         self.clean = CleanSet.open(f"{folder}/images.npy", f"{folder}/index.parquet")
@@ -295,7 +295,7 @@ def job(
 def prepare_images(folder: str, dataset=None, max_side: int | None = None) -> int:
     """Write the bench's images to ``folder``: the 224² clean set of ``dataset`` (a dataset table;
     None: the embedded images) and, with ``max_side``, the clean set with the stored images
-    (``dataset.resolution: stored``, :func:`vcrbench.datasets.prepare_clean_set`) in
+    (``dataset.resolution: stored``, :func:`vcrbench.datasets.loading.prepare_clean_set`) in
     ``folder/stored``. Returns the number of images."""
     table = read_embedded_dataset() if dataset is None else dataset
     index = prepare_clean_set(table, f"{folder}/images.npy", f"{folder}/index.parquet")

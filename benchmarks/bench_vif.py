@@ -53,7 +53,7 @@ def pairs_uint8() -> tuple[np.ndarray, np.ndarray]:
     from imagecorruptions import corrupt
     from skimage import data
 
-    from vcrbench.datasets import resize_center_crop
+    from vcrbench.datasets.loading import resize_center_crop
 
     img = resize_center_crop(data.astronaut(), 256, 224)
     rng = np.random.default_rng(0)

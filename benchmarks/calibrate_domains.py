@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from vcrbench import io
 from vcrbench.corruptions import domains, get_corruption, list_corruptions
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.datasets.loading import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.files import io
 from vcrbench.settings import VifSettings
 from vcrbench.vif import delta_v
 

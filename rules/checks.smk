@@ -5,7 +5,7 @@
 import os
 import sys
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
 from vcrbench.plan import cluster as vcluster

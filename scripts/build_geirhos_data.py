@@ -41,7 +41,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.humans import geirhos as gd
 
 ZSTD_LEVEL = 19

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench import datasets, schema
+from vcrbench import schema
+from vcrbench.datasets import loading
 from vcrbench.humans import mapping, stages
 from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import dnn, reader
@@ -109,9 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             images, index = work / "dataset" / "images.npy", work / "dataset" / "index.parquet"
             embedded = DatasetSettings(resize=args.resize, crop=args.crop)
-            ds = datasets.load_dataset(embedded)
-            datasets.prepare_clean_set(ds, images, index, embedded)
-        n_clean = len(datasets.CleanSet.open(images, index))
+            ds = loading.load_dataset(embedded)
+            loading.prepare_clean_set(ds, images, index, embedded)
+        n_clean = len(loading.CleanSet.open(images, index))
         cond_paths, est_dirs = {}, {}
         references = references_of(humans_cfg["references"])
         fit = HumanFit(settings, anchor, args.placement)

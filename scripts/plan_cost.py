@@ -48,7 +48,7 @@ def absolute_paths(node):
 
 def stand_ins(config: dict, workdir: Path) -> list[str]:
     """Point missing inputs at empty stand-ins under ``workdir``; returns what was stood in."""
-    from vcrbench.datasets import DATASET_KINDS
+    from vcrbench.datasets.loading import DATASET_KINDS
     from vcrbench.plan.config import fetched_checkpoint
 
     made = []

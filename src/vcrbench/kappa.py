@@ -3,7 +3,7 @@
 Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying trial-by-trial behaviour of CNNs and
 humans by measuring error consistency*, NeurIPS 2020. One formula, used for humans against
 Geirhos et al.'s networks (:mod:`vcrbench.humans.geirhos.error_consistency`) and for every pair of
-models on the workflow's own test sets (:mod:`vcrbench.consistency`).
+models on the workflow's own test sets (:mod:`vcrbench.evaluation.consistency`).
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ by the stage's functions. Their defaults are the schema's (:func:`vcrbench.schem
 written nowhere else; their values are checked against the schema's ``enum``.
 
 :class:`VifSettings`: how Δv is measured (the ``vif`` block), taken by every stage that measures
-Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.measure`, the manifests' pilots, the test-set and
+Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.testsets.measure`, the manifests' pilots, the test-set and
 ImageNet-C shards). :class:`CoverageSettings`: Table 2's coverage (the ``coverage`` block), taken
-by :mod:`vcrbench.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the ``estimation``
+by :mod:`vcrbench.testsets.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the ``estimation``
 block's keys that :mod:`vcrbench.estimation` reads). :class:`TableSettings`: the ``figures`` keys
 that shape the tables (:mod:`vcrbench.tables`). :class:`HumanMappingSettings`: how human conditions
 are placed on the Δv axis (the ``humans.mapping`` block). A leaf module: it imports only the schema
@@ -95,7 +95,7 @@ class CoverageSettings:
         Alg. 1's bins over Δv ∈ [0, 1]; ``coverage.bins``.
     min_count
         Images a bin needs to count as covered at ``reference_n`` VCR images, scaled to a run's
-        VCR set (:func:`vcrbench.coverage.threshold`); ``coverage.min_count``.
+        VCR set (:func:`vcrbench.testsets.coverage.threshold`); ``coverage.min_count``.
     reference_n
         The VCR set size at which ``min_count`` holds as written; ``coverage.reference_n``.
     denominator
@@ -366,14 +366,14 @@ RESOLUTIONS = schema.enum_of("dataset.resolution")
 class DatasetSettings:
     """The ``dataset`` block of the config, typed: which images (``kind`` … ``limit``) and how they
     become the clean set (``resize`` … ``stored_max_side``), taken whole by
-    :func:`vcrbench.datasets.load_dataset`, :func:`~vcrbench.datasets.selected_images` and
-    :func:`~vcrbench.datasets.prepare_clean_set`. ``zero_shot`` is not a field: the zero-shot
-    curves read it (:mod:`vcrbench.zeroshot`), not the clean set.
+    :func:`vcrbench.datasets.loading.load_dataset`, :func:`~vcrbench.datasets.loading.selected_images` and
+    :func:`~vcrbench.datasets.loading.prepare_clean_set`. ``zero_shot`` is not a field: the zero-shot
+    curves read it (:mod:`vcrbench.estimation.zeroshot`), not the clean set.
 
     Attributes
     ----------
     kind, path, labels, label_space
-        The registered kind (:mod:`vcrbench.dataset_kinds`) and what it reads; ``label_space``:
+        The registered kind (:mod:`vcrbench.datasets.kinds`) and what it reads; ``label_space``:
         ``"imagenet1k"`` or the dataset's own classes (a mapping).
     include, exclude, limit
         Only these image ids (None: all); not these; the first ``limit`` of what is left.

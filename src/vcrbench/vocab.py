@@ -89,7 +89,7 @@ PROPERTIES: dict[str, str] = {"a": "accuracy", "p": "consistency"}
 PROPERTY_NAMES: tuple[str, ...] = tuple(PROPERTIES.values())
 #: The paper's metrics, in the order tables show them.
 METRICS = ("R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p")
-#: The zero-shot properties of a dataset with its own classes (vcrbench.zeroshot): key (the
+#: The zero-shot properties of a dataset with its own classes (vcrbench.estimation.zeroshot): key (the
 #: suffix of R_cm …) -> name. Per-class mean accuracy; seen and unseen classes' per-class mean
 #: accuracy and their harmonic mean H exist where the dataset has a zero-shot split.
 ZERO_SHOT_PROPERTIES: dict[str, str] = {
@@ -212,7 +212,7 @@ PREDICTION_COLUMNS = (
 )
 #: Columns of ``metrics.parquet`` and ``results/tables/vcr_metrics.csv``, in order.
 #: ``status`` of a metrics row all of whose properties were estimated, and of one with a
-#: property whose samples fill no Δv bin to estimation.min_count (vcrbench.evaluate).
+#: property whose samples fill no Δv bin to estimation.min_count (vcrbench.evaluation.evaluate).
 STATUS_OK, STATUS_SHORT = "ok", "too few samples"
 METRIC_COLUMNS = [
     "model",
@@ -264,19 +264,19 @@ METRIC_COLUMNS = [
     "n_samples",
     "n_images",
     "n_labelled",
-    # "ok", or "too few samples" with the property and the counts (vcrbench.evaluate)
+    # "ok", or "too few samples" with the property and the counts (vcrbench.evaluation.evaluate)
     "status",
     "status_reason",
 ]
 
 # --------------------------------------------------------------------------- more tables
 
-#: Columns of ``results/tables/model_error_consistency.csv`` (vcrbench.consistency).
+#: Columns of ``results/tables/model_error_consistency.csv`` (vcrbench.evaluation.consistency).
 MODEL_CONSISTENCY_COLUMNS = (
     "corruption", "label_space", "model_a", "model_b", "bin", "v_lo", "v_hi", "n", "p_a", "p_b",
     "c_obs", "c_exp", "kappa",
 )  # fmt: skip
-#: Columns of ``results/tables/defenses.csv`` (vcrbench.defense_effects).
+#: Columns of ``results/tables/defenses.csv`` (vcrbench.evaluation.defense_effects).
 DEFENSE_COLUMNS = [
     "model",
     "undefended",
@@ -308,7 +308,7 @@ DEFENSE_COLUMNS = [
     "n_boot",
     "level",
 ]
-#: Columns of :func:`vcrbench.differences.differences` -> their columns in ``defenses.csv`` (per metric).
+#: Columns of :func:`vcrbench.evaluation.differences.differences` -> their columns in ``defenses.csv`` (per metric).
 DEFENSE_DELTA_COLUMNS = {
     "value_b": "{metric}_undefended",
     "value_a": "{metric}_defended",
@@ -376,7 +376,7 @@ ZERO_SHOT_TRANSITION_COLUMNS = [
     "model", "corruption", "group", "bin", "v_lo", "v_hi", "n", "n_clean_correct",
     "n_clean_false", "CF", "FC", "FF", "n_changed", "to_seen", "to_unseen",
 ]  # fmt: skip
-#: The image columns of a shard (raw uint8 pixels and their shape; vcrbench.io.image_column).
+#: The image columns of a shard (raw uint8 pixels and their shape; vcrbench.files.io.image_column).
 IMAGE_COLUMNS = ["image", "height", "width"]
 
 # --------------------------------------------------------------------------- corruption categories

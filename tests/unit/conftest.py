@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vcrbench.datasets import CleanSet, prepare_clean_set, read_embedded_dataset
+from vcrbench.datasets.loading import CleanSet, prepare_clean_set, read_embedded_dataset
 from vcrbench.settings import DatasetSettings
 
 

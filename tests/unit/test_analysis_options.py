@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, outcomes, schema
+from vcrbench import estimation, schema
 from vcrbench.estimation.counts import EMPTY_BINS, zero_filled
+from vcrbench.evaluation import outcomes
 from vcrbench.labels import (
     DECISION16_RULES,
     PROB16_COLUMNS,

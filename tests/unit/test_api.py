@@ -224,7 +224,7 @@ def test_a_module_end_to_end_and_the_test_sets_reused(tmp_path, monkeypatch):
     no human stage), then again: the second call reads the cached test sets, generates nothing,
     and gives the same metrics."""
     import vcrbench
-    from vcrbench import sampling, testset
+    from vcrbench.testsets import sampling, testset
 
     args = dict(corruptions=["brightness"], n_samples=16, device="cpu", settings=SMALL,
                 cache_dir=tmp_path / "cache", progress=False)  # fmt: skip

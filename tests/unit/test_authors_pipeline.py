@@ -15,9 +15,10 @@ import pytest
 from PIL import Image
 from scipy.ndimage import gaussian_filter
 
-from vcrbench import io, measure, plan, sampling, testset, vif
+from vcrbench import plan, vif
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import (
+from vcrbench.datasets.listing import dataset_frame
+from vcrbench.datasets.loading import (
     CLEAN_STORED,
     CleanSet,
     bounded_size,
@@ -26,9 +27,10 @@ from vcrbench.datasets import (
     resize_center_crop,
 )
 from vcrbench.errors import ConfigError
-from vcrbench.listing import dataset_frame
+from vcrbench.files import io
 from vcrbench.plan import config as cfg
 from vcrbench.settings import DatasetSettings, VifSettings
+from vcrbench.testsets import measure, sampling, testset
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 

@@ -14,9 +14,9 @@ from vcrbench.corruptions import get_corruption, register_corruption, unregister
 from vcrbench.corruptions.registry import Param
 from vcrbench.corruptions.values import cast_uint8, casting
 from vcrbench.errors import ConfigError, CorruptionError
+from vcrbench.files.provenance import config_hash
 from vcrbench.plan import config as pconfig
 from vcrbench.plan import definitions
-from vcrbench.provenance import config_hash
 
 
 def test_truncation_floors_where_rounding_goes_to_the_nearest_level():

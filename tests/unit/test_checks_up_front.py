@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vcrbench import datasets, imagefiles, plan
+from vcrbench import plan
+from vcrbench.datasets import imagefiles, loading
 from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models.checks import check_models
 
@@ -47,7 +48,7 @@ def test_every_bad_image_is_named_with_what_is_wrong(folder):
 
 
 def test_every_defect_of_a_listing_is_collected_at_once(tmp_path):
-    from vcrbench.listing import read_folder_dataset
+    from vcrbench.datasets.listing import read_folder_dataset
 
     (tmp_path / "imgs").mkdir()
     for name in ("a.png", "b.png", "c.png"):
@@ -125,8 +126,8 @@ def test_exif_orientation_is_ignored_unless_asked(tmp_path):
     exif = Image.Exif()
     exif[0x0112] = 6  # rotate 90° clockwise to display
     Image.fromarray(img).save(tmp_path / "r.jpg", exif=exif, quality=100)
-    assert datasets.load_image(tmp_path / "r.jpg", exif_transpose=False).shape == (20, 40, 3)
-    upright = datasets.load_image(tmp_path / "r.jpg", exif_transpose=True)
+    assert loading.load_image(tmp_path / "r.jpg", exif_transpose=False).shape == (20, 40, 3)
+    upright = loading.load_image(tmp_path / "r.jpg", exif_transpose=True)
     assert upright.shape == (40, 20, 3)
     assert upright[:10].mean() > 200 and upright[-10:].mean() < 50  # white half now on top
 

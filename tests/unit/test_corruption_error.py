@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import io
 from vcrbench.corruptions import Param, build_corruption, get_corruption, list_corruptions
 from vcrbench.errors import CorruptionError, TableError
+from vcrbench.files import io
 from vcrbench.tables import corruption_error as ce
 from vcrbench.vocab import (
     CATEGORY_COLUMNS,

@@ -83,7 +83,7 @@ def image() -> np.ndarray:
 def image224() -> np.ndarray:
     from skimage import data
 
-    from vcrbench.datasets import resize_center_crop
+    from vcrbench.datasets.loading import resize_center_crop
 
     return resize_center_crop(data.chelsea(), 256, 224)
 
@@ -599,7 +599,7 @@ def test_motion_blur_line_is_albumentations_motion_blur_at_odd_sizes(motion_blur
 
 
 def test_motion_blur_line_is_reproducible_from_its_recorded_parameters(clean_set):
-    from vcrbench import sampling
+    from vcrbench.testsets import sampling
 
     c = get_corruption("motion_blur_line", {"domain_set": "paper"})
     m = sampling.make_manifest(c, clean_set, 12, 12, seed=3, mode="parameter-uniform")

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from vcrbench import datasets, io
-from vcrbench.datasets import (
+from vcrbench.datasets import loading
+from vcrbench.datasets.loading import (
     CleanSet,
     DatasetError,
     prepare_clean_set,
@@ -17,6 +17,7 @@ from vcrbench.datasets import (
     read_labels_file,
     resize_center_crop,
 )
+from vcrbench.files import io
 from vcrbench.settings import DatasetSettings
 
 #: The schema's view (256, then a 224 centre crop) and what an unreadable image does instead.
@@ -26,7 +27,7 @@ SKIP = DatasetSettings(on_error="skip")
 
 def load_image(path):
     """An image file as the default config decodes it (its EXIF orientation tag ignored)."""
-    return datasets.load_image(path, exif_transpose=False)
+    return loading.load_image(path, exif_transpose=False)
 
 
 @pytest.fixture(scope="module")
@@ -318,10 +319,10 @@ def test_clean_set_lookup_of_an_unknown_id_names_it(tmp_path, rgb):
 
 
 def test_the_selected_images_are_the_blocks_include_exclude_and_limit():
-    everything = datasets.selected_images(DatasetSettings())
-    assert everything.equals(datasets.read_embedded_dataset())
+    everything = loading.selected_images(DatasetSettings())
+    assert everything.equals(loading.read_embedded_dataset())
     ids = everything["image_id"].tolist()
     chosen = DatasetSettings(include=ids[:5], exclude=[ids[1]], limit=3)
-    assert datasets.selected_images(chosen)["image_id"].tolist() == [ids[0], ids[2], ids[3]]
+    assert loading.selected_images(chosen)["image_id"].tolist() == [ids[0], ids[2], ids[3]]
     with pytest.raises(DatasetError, match="exclude: image id.*nope"):
-        datasets.selected_images(DatasetSettings(exclude=["nope"]))
+        loading.selected_images(DatasetSettings(exclude=["nope"]))

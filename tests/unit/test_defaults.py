@@ -45,8 +45,8 @@ TIED: dict[str, dict[str, str]] = {
         "precision": "inference.precision",
         "save_logprobs": "inference.save_logprobs",
     },
-    "vcrbench.dataset_kinds:DatasetRequest.__init__": {"split": "dataset.split"},
-    "vcrbench.metrics:compare": {"scenario_level": "humans.scenario_level"},
+    "vcrbench.datasets.kinds:DatasetRequest.__init__": {"split": "dataset.split"},
+    "vcrbench.estimation.metrics:compare": {"scenario_level": "humans.scenario_level"},
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
     "vcrbench.retrain.loop:TrainSettings.__init__": {
         "epochs": "retrain.runs.*.epochs",
@@ -113,10 +113,10 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     ),
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.labels:DEFAULT_DECISION16": ("estimation.decision16",),
-    "vcrbench.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
+    "vcrbench.estimation.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
-    "vcrbench.similarity:SIMILARITY_LEVEL": ("estimation.similarity_level",),
-    "vcrbench.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
+    "vcrbench.estimation.similarity:SIMILARITY_LEVEL": ("estimation.similarity_level",),
+    "vcrbench.estimation.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),
     "vcrbench.vocab:DEFAULT_DOMAIN_SET": ("sampling.domain_set",),
     "vcrbench.vocab:DEFAULT_CAST": ("sampling.cast",),
 }
@@ -124,7 +124,7 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
 #: Constants named like a schema key that are another quantity: ``"module:CONSTANT"`` -> reason.
 NOT_SETTING_CONSTANTS: dict[str, str] = {
     "vcrbench.vif:BATCH_SIZE": "images per Δv batch, not the models' inference.batch_size",
-    "vcrbench.sampling_stratified:MODE": "the name of its sampling mode, not sampling.mode's default",
+    "vcrbench.testsets.sampling_stratified:MODE": "the name of its sampling mode, not sampling.mode's default",
     "vcrbench.tables.format:FORMATS": "the formats every table is written in, not figures.formats",
     "vcrbench.settings:SMALL_SAMPLE": "the values estimation.small_sample may take",
     "vcrbench.estimation.status:SHORT_LABEL_SPACE": "the values estimation.short_label_space may take",
@@ -160,7 +160,7 @@ NOT_SETTINGS: dict[str, set[str]] = {
     # images per Δv measurement batch of test-set generation: no config key (it changes no
     # result), not the models' inference.batch_size
     **{
-        f"vcrbench.testset:{name}": {"batch_size"}
+        f"vcrbench.testsets.testset:{name}": {"batch_size"}
         for name in ("generate_shard", "generate_imagenet_c_shard", "generate_imagenet_c")
     },
 }
@@ -345,11 +345,11 @@ def test_the_scan_sees_every_tied_function(library_defaults):
 
 
 def test_dv_uniform_defaults_come_from_the_schema():
-    from vcrbench import sampling
+    from vcrbench.testsets import sampling
 
     assert sampling.DV_UNIFORM_DEFAULTS == schema.definition_defaults("dv_uniform_options")
     assert sampling.DV_UNIFORM_DEFAULTS["pilot_fraction"] == 0.1
-    from vcrbench import sampling_stratified
+    from vcrbench.testsets import sampling_stratified
 
     stratified = schema.definition_defaults("dv_stratified_options")
     assert sampling_stratified.STRATIFIED_DEFAULTS == stratified

@@ -1,4 +1,4 @@
-"""A defense's effect (vcrbench.defense_effects): the defense table's numbers on a small synthetic
+"""A defense's effect (vcrbench.evaluation.defense_effects): the defense table's numbers on a small synthetic
 input, unpaired samples refused, and its figure."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import io
+from vcrbench.files import io
 
 # --------------------------------------------------------------------------- the defense table
 
@@ -30,7 +30,7 @@ def write_predictions(path, sample_ids, images, labels, preds) -> str:
 
 
 def replicate_frame(model: str, r_a: np.ndarray, r_p: np.ndarray) -> pd.DataFrame:
-    from vcrbench.differences import replicate_rows
+    from vcrbench.evaluation.differences import replicate_rows
 
     unit = {"n": 8, "n_units": 4, "seed": 11, "level": 0.95}
     return pd.concat(
@@ -79,7 +79,7 @@ SETTINGS = {"n_boot": 400, "level": 0.95, "small_sample": "t"}
 
 
 def effects(synthetic, **kwargs):
-    from vcrbench.defense_effects import defense_effects
+    from vcrbench.evaluation.defense_effects import defense_effects
 
     predictions, clean, replicates = synthetic
     return defense_effects(
@@ -90,8 +90,8 @@ def effects(synthetic, **kwargs):
 
 
 def test_defense_table_numbers_on_a_synthetic_input(synthetic):
-    from vcrbench.defense_effects import DEFENSE_COLUMNS
-    from vcrbench.differences import differences
+    from vcrbench.evaluation.defense_effects import DEFENSE_COLUMNS
+    from vcrbench.evaluation.differences import differences
 
     table = effects(synthetic)
     assert list(table.columns) == DEFENSE_COLUMNS
@@ -104,7 +104,7 @@ def test_defense_table_numbers_on_a_synthetic_input(synthetic):
     assert row["relative_change"] == pytest.approx((0.625 - 0.25) / 0.75)  # = 0.5
     assert row["clean_relative_change"] == pytest.approx(0.25 / 0.75)
     assert row["relative_change_lo"] < 0.5 < row["relative_change_hi"]
-    # ΔR̂: the paired differences of vcrbench.differences, defended − undefended
+    # ΔR̂: the paired differences of vcrbench.evaluation.differences, defended − undefended
     _, _, replicates = synthetic
     expected = differences(replicates, relations={"d": "u"}).set_index("metric")
     for metric in ("R_a", "R_p"):

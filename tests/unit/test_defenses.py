@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vcrbench import io, plan
+from vcrbench import plan
 from vcrbench.defenses import DefenseError, get_defense, list_defenses
 from vcrbench.errors import ConfigError
+from vcrbench.files import io
 from vcrbench.models import ModelConfigError, ModelSpec
 from vcrbench.plan.models import defense_pairs, expand_bases
 

@@ -11,8 +11,8 @@ from scipy.interpolate import BSpline
 from scipy.optimize import LinearConstraint, minimize
 
 from vcrbench import estimation as E
-from vcrbench import io
 from vcrbench.estimation import spline
+from vcrbench.files import io
 from vcrbench.settings import EstimationSettings
 
 GRID = E.default_grid(EstimationSettings().grid_size)

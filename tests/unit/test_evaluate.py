@@ -1,13 +1,16 @@
-"""vcrbench.outcomes (outcomes per label space) and vcrbench.evaluate (the metrics of one model on
+"""vcrbench.evaluation.outcomes (outcomes per label space) and vcrbench.evaluation.evaluate (the metrics of one model on
 one corruption)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, evaluate, io, metrics, outcomes
+from vcrbench import estimation
 from vcrbench.errors import LabelSpaceError
+from vcrbench.estimation import metrics
 from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
+from vcrbench.evaluation import evaluate, outcomes
+from vcrbench.files import io
 from vcrbench.settings import EstimationSettings
 from vcrbench.vocab import IMAGENET_C_COLUMNS
 

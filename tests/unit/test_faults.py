@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from tests.support.jobs import fake_job
-from vcrbench import io
 from vcrbench.errors import DamagedFileError, WeightsUnavailableError
+from vcrbench.files import io
 from vcrbench.plan import job, paths, verify
 
 FRAME = pd.DataFrame({"a": np.arange(2000), "b": np.linspace(0, 1, 2000)})
@@ -62,7 +62,7 @@ def test_a_temporary_names_its_host_and_process(tmp_path):
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_an_output_gets_the_mode_the_umask_gives_a_new_file(tmp_path, umask, mode):
     """The group can read results/ under umask 022: the temporary's mode survives the rename."""
-    from vcrbench import datasets
+    from vcrbench.datasets import loading
 
     old = os.umask(umask)
     try:
@@ -70,8 +70,8 @@ def test_an_output_gets_the_mode_the_umask_gives_a_new_file(tmp_path, umask, mod
         io.write_csv(FRAME, tmp_path / "t.csv")
         with io.atomic_path(tmp_path / "t.txt") as tmp:
             tmp.write_text("x")
-        table = datasets.read_embedded_dataset().iloc[:2]
-        datasets.prepare_clean_set(table, tmp_path / "images.npy", tmp_path / "index.parquet")
+        table = loading.read_embedded_dataset().iloc[:2]
+        loading.prepare_clean_set(table, tmp_path / "images.npy", tmp_path / "index.parquet")
     finally:
         os.umask(old)
     written = ["t.parquet", "t.csv", "t.txt", "images.npy", "index.parquet"]
@@ -95,13 +95,13 @@ def test_the_sweep_removes_what_dead_processes_of_this_host_left(tmp_path):
 
 
 def test_the_clean_set_of_a_killed_job_leaves_no_temporary_after_a_rerun(tmp_path):
-    from vcrbench import datasets
+    from vcrbench.datasets import loading
 
     images = tmp_path / "dataset" / "images.npy"
     images.parent.mkdir()
     stale = leftover(images, dead_pid(), ext=".npy")
-    table = datasets.read_embedded_dataset().iloc[:2]
-    datasets.prepare_clean_set(table, images, tmp_path / "dataset" / "index.parquet")
+    table = loading.read_embedded_dataset().iloc[:2]
+    loading.prepare_clean_set(table, images, tmp_path / "dataset" / "index.parquet")
     assert sorted(p.name for p in images.parent.iterdir()) == ["images.npy", "index.parquet"]
     assert not stale.exists()
 
@@ -325,12 +325,12 @@ def test_a_full_disk_is_named_and_leaves_no_partial_file(small_disk):
     assert finished.read_bytes() == before
     # the clean set's memory map: its blocks are reserved first, so a full device is this error,
     # not a SIGBUS that kills the job without a word
-    from vcrbench import datasets
+    from vcrbench.datasets import loading
 
-    table = pd.concat([datasets.read_embedded_dataset()] * 4, ignore_index=True)
+    table = pd.concat([loading.read_embedded_dataset()] * 4, ignore_index=True)
     table["image_id"] = [f"{i}-{x}" for i, x in enumerate(table["image_id"])]
     with pytest.raises(DiskFullError, match=f"to write {small_disk}/images.npy"):
-        datasets.prepare_clean_set(table, small_disk / "images.npy", small_disk / "index.parquet")
+        loading.prepare_clean_set(table, small_disk / "images.npy", small_disk / "index.parquet")
     assert sorted(p.name for p in small_disk.iterdir()) == ["finished.parquet"]
     assert pickle_round_trip(err.value).path == str(small_disk / "big.parquet")
 

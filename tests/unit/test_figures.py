@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, io
+from vcrbench import estimation
 from vcrbench.estimation import Estimate
 from vcrbench.estimation.storage import HumanEstimate, write_human_estimate
 from vcrbench.figures import build, layout, options
@@ -20,6 +20,7 @@ from vcrbench.figures.histograms import dv_histogram_figure
 from vcrbench.figures.humans import human_similarity_figure, similarity_table
 from vcrbench.figures.scatter import imagenet_c_scatter_figure, scatter_data
 from vcrbench.figures.style import FAMILY_COLORS, Style, save
+from vcrbench.files import io
 from vcrbench.settings import EstimationSettings
 
 from ..support import figure_checks

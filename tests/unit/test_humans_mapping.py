@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.ndimage import gaussian_filter
 
-from vcrbench import datasets
+from vcrbench.datasets import loading
 from vcrbench.humans import mapping
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.manipulation import GEIRHOS_MEAN_GREY, geirhos_lowpass, to_uint8
@@ -18,12 +18,12 @@ from vcrbench.settings import HumanMappingSettings as Settings
 @pytest.fixture(scope="module")
 def clean_set(tmp_path_factory):
     root = tmp_path_factory.mktemp("clean")
-    ds = datasets.load_dataset(DatasetSettings())
+    ds = loading.load_dataset(DatasetSettings())
     ds = ds[ds["image_id"].isin(["skimage-chelsea", "skimage-coffee"])]
-    datasets.prepare_clean_set(
+    loading.prepare_clean_set(
         ds, root / "images.npy", root / "index.parquet", DatasetSettings(resize=128, crop=128)
     )
-    return datasets.CleanSet.open(root / "images.npy", root / "index.parquet")
+    return loading.CleanSet.open(root / "images.npy", root / "index.parquet")
 
 
 def test_lowpass_is_geirhos_filter():

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import datasets, io
+from vcrbench.datasets import loading
 from vcrbench.estimation.storage import read_human_estimate
+from vcrbench.files import io
 from vcrbench.humans import stages
 from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos import stages as geirhos_stages
@@ -24,10 +25,10 @@ LOWPASS = reference_of("geirhos2018-lowpass", {"kind": "geirhos2018", "experimen
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("humans")
-    ds = datasets.load_dataset(DatasetSettings())
+    ds = loading.load_dataset(DatasetSettings())
     ds = ds[ds["image_id"].isin(["skimage-chelsea", "skimage-rocket"])]
     images, index = root / "images.npy", root / "index.parquet"
-    datasets.prepare_clean_set(ds, images, index, DatasetSettings(resize=128, crop=128))
+    loading.prepare_clean_set(ds, images, index, DatasetSettings(resize=128, crop=128))
     ref = root / "geirhos2018-lowpass"
     stages.ingest_reference(LOWPASS, ref / "trials.parquet")
     cdv = stages.map_conditions(

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.humans import trial_schema
 from vcrbench.humans.trial_schema import NO_ANSWER, NOT_RECORDED, HumanDataError, read_trials
 

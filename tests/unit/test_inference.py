@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from vcrbench import io
-from vcrbench.datasets import CleanSet, resize_center_crop
+from vcrbench.datasets.loading import CleanSet, resize_center_crop
+from vcrbench.files import io
 from vcrbench.inference import (
     PREDICTION_SCHEMA,
     InferenceError,

@@ -1,4 +1,4 @@
-"""vcrbench.io and vcrbench.seeding: atomic, deterministic files; names-derived seeds."""
+"""vcrbench.files.io and vcrbench.seeding: atomic, deterministic files; names-derived seeds."""
 
 import subprocess
 import sys
@@ -8,7 +8,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from vcrbench import io, seeding
+from vcrbench import seeding
+from vcrbench.files import io
 
 
 def test_atomic_path_leaves_nothing_on_failure(tmp_path):

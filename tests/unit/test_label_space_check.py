@@ -12,11 +12,12 @@ import pytest
 from PIL import Image
 from scipy import stats
 
-from vcrbench import plan, sampling
+from vcrbench import plan
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError, ConfigErrors
 from vcrbench.plan import label_space_check as check
 from vcrbench.plan.snakemake_compat import PlannedJob
+from vcrbench.testsets import sampling
 
 #: ImageNet-1k classes: 8 (hen) is in the 16 classes (bird), 0 (tench) and 1 (goldfish) are not.
 IN16, OUT16 = 8, (0, 1)
@@ -61,7 +62,7 @@ def test_counts_are_exact_for_the_sets_the_seed_decides(n_samples):
         member = check.members(labels, space, "imagenet1k")
         in_space = set(np.asarray(clean.image_ids)[member])
         truth = int(manifest["image_id"].isin(in_space).sum())
-        # dv-uniform draws its images as parameter-uniform does (vcrbench.sampling): the same
+        # dv-uniform draws its images as parameter-uniform does (vcrbench.testsets.sampling): the same
         for mode in check.EXACT_MODES:
             assert check.samples_in(member, n_samples, 5, mode) == (truth, True)
 

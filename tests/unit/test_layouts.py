@@ -12,10 +12,10 @@ from tests.support.zsl_trees import (
     make_split,
     make_sun,
 )
-from vcrbench.datasets import load_dataset
+from vcrbench.datasets.layouts import layout_classes, read_cub, read_zero_shot_split
+from vcrbench.datasets.loading import load_dataset
 from vcrbench.errors import DatasetError, LabelSpaceError
 from vcrbench.labels import get_label_space, read_class_names
-from vcrbench.layouts import layout_classes, read_cub, read_zero_shot_split
 from vcrbench.settings import DatasetSettings
 
 

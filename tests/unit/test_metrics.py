@@ -1,4 +1,4 @@
-"""Tests of vcrbench.metrics: A_h, A_m, A_{h>m}, A_{m>h}, HMRI, MRSI, scenarios, compare()."""
+"""Tests of vcrbench.estimation.metrics: A_h, A_m, A_{h>m}, A_{m>h}, HMRI, MRSI, scenarios, compare()."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vcrbench import estimation as E
-from vcrbench import metrics as M
+from vcrbench.estimation import metrics as M
 from vcrbench.settings import EstimationSettings
 
 GRID = E.default_grid(EstimationSettings().grid_size)

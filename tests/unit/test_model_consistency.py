@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import consistency, io
 from vcrbench.errors import LabelSpaceError
+from vcrbench.evaluation import consistency
+from vcrbench.files import io
 from vcrbench.kappa import error_consistency
 from vcrbench.vocab import decision_columns, resolve_label_spaces, table_label_space
 

@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from vcrbench.datasets import resize_center_crop
+from vcrbench.datasets.loading import resize_center_crop
 from vcrbench.labels import LabelSpace, imagenet_class_names
 from vcrbench.models import (
     SOURCES,

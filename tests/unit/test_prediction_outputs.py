@@ -15,8 +15,9 @@ import torch
 import yaml
 
 from tests.unit.test_inference import SPEC, tiny_model, write_shard
-from vcrbench import io
 from vcrbench.errors import ConfigError
+from vcrbench.evaluation.outcomes import read_predictions
+from vcrbench.files import io
 from vcrbench.inference import (
     PREDICTION_SCHEMA,
     TOP_K,
@@ -30,7 +31,6 @@ from vcrbench.labels import (
     decide_16,
     geirhos16_imagenet_indices,
 )
-from vcrbench.outcomes import read_predictions
 from vcrbench.plan import load
 from vcrbench.vocab import PREDICTION_COLUMNS
 

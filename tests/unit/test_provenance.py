@@ -1,5 +1,5 @@
 """Provenance: what every output records of the code, software and job that made it
-(vcrbench.provenance), in Parquet metadata and in the workflow's sidecars (vcrbench.plan.job)."""
+(vcrbench.files.provenance), in Parquet metadata and in the workflow's sidecars (vcrbench.plan.job)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import vcrbench
 from tests.support.jobs import fake_job
-from vcrbench import io, provenance
+from vcrbench.files import io, provenance
 from vcrbench.plan import job, paths
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

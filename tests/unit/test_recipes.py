@@ -18,7 +18,7 @@ import yaml
 from torch import nn
 
 from tests.support.shipped import REPO
-from vcrbench import datasets, io, plan, sampling, testset
+from vcrbench import plan
 from vcrbench.corruptions import (
     Param,
     get_corruption,
@@ -26,15 +26,17 @@ from vcrbench.corruptions import (
     register_corruption,
     unregister_corruption,
 )
-from vcrbench.dataset_kinds import (
+from vcrbench.datasets import loading
+from vcrbench.datasets.kinds import (
     DATASET_KINDS,
     DatasetRequest,
     register_dataset_kind,
     unregister_dataset_kind,
 )
+from vcrbench.datasets.layouts import dataset_frame
 from vcrbench.errors import ConfigError, CorruptionError, DatasetError, ModelConfigError
+from vcrbench.files import io
 from vcrbench.inference.run import InferenceOptions, predict_shards
-from vcrbench.layouts import dataset_frame
 from vcrbench.models import (
     SOURCES,
     Built,
@@ -51,6 +53,7 @@ from vcrbench.plan.config import clean_set_size
 from vcrbench.plan.retrain import derived_entry
 from vcrbench.settings import DatasetSettings
 from vcrbench.tables import corruption_error
+from vcrbench.testsets import sampling, testset
 
 CORRUPTION = "recipe_fade"
 SOURCE = "recipe-linear"
@@ -264,16 +267,16 @@ def image_list(tmp_path) -> Path:
 
 
 def test_a_registered_kind_is_read_and_makes_a_clean_set(toy_kind, image_list, tmp_path):
-    table = datasets.load_dataset(DatasetSettings(kind=KIND, path=str(image_list)))
+    table = loading.load_dataset(DatasetSettings(kind=KIND, path=str(image_list)))
     assert table["image_id"].tolist() == ["a.png", "b.png"] and table["label"].tolist() == [1, 7]
     assert table["path"].tolist() == [str(tmp_path / "a.png"), str(tmp_path / "b.png")]
-    index = datasets.prepare_clean_set(table, tmp_path / "clean.npy", tmp_path / "clean.parquet")
+    index = loading.prepare_clean_set(table, tmp_path / "clean.npy", tmp_path / "clean.parquet")
     assert index["image_id"].tolist() == ["a.png", "b.png"]
     assert np.load(tmp_path / "clean.npy").shape == (2, 224, 224, 3)
     with pytest.raises(DatasetError, match=f"dataset.kind '{KIND}' needs dataset.path"):
-        datasets.load_dataset(DatasetSettings(kind=KIND))
+        loading.load_dataset(DatasetSettings(kind=KIND))
     with pytest.raises(DatasetError, match=f"only cub200 ships a train/test split, not .*'{KIND}'"):
-        datasets.load_dataset(DatasetSettings(kind=KIND, path=str(image_list), split="test"))
+        loading.load_dataset(DatasetSettings(kind=KIND, path=str(image_list), split="test"))
 
 
 def test_a_registered_kind_is_checked_listed_and_planned(toy_kind, image_list, tmp_path):

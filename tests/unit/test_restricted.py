@@ -6,8 +6,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from vcrbench import io
 from vcrbench.errors import EvaluationError
+from vcrbench.files import io
 from vcrbench.tables import restricted
 from vcrbench.vocab import RESTRICTED_COLUMNS, RESTRICTED_CURVE_COLUMNS
 

@@ -17,9 +17,10 @@ import torch
 import yaml
 from PIL import Image
 
-from vcrbench import io, plan, schema
-from vcrbench.datasets import DatasetError, prepare_clean_set, select_images
+from vcrbench import plan, schema
+from vcrbench.datasets.loading import DatasetError, prepare_clean_set, select_images
 from vcrbench.errors import RetrainError
+from vcrbench.files import io
 from vcrbench.models import ModelSpec, load_model
 from vcrbench.plan import config as pconfig
 from vcrbench.plan.retrain import (
@@ -334,7 +335,7 @@ def test_demo_config_evaluation_and_pool_are_disjoint_by_name():
         yaml.safe_load((REPO / "config/retrain-demo.yaml").read_text()), SCHEMA
     )
     plan.check(demo)
-    from vcrbench.datasets import read_embedded_dataset, select_images
+    from vcrbench.datasets.loading import read_embedded_dataset, select_images
 
     dataset = read_embedded_dataset()
     ids = set(dataset["image_id"])
@@ -410,7 +411,7 @@ def _folder(root: Path, names_labels: dict[str, int], images) -> Path:
 
 def _clean(root: Path, names_labels, images, name: str):
     labels = _folder(root, names_labels, images)
-    from vcrbench.datasets import read_folder_dataset
+    from vcrbench.datasets.loading import read_folder_dataset
 
     out = root.parent / f"{name}-clean"
     prepare_clean_set(

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import coverage, measure, sampling, sampling_dvuniform
 from vcrbench.corruptions import Param, build_corruption, get_corruption
+from vcrbench.testsets import coverage, measure, sampling, sampling_dvuniform
 
 
 def darken(image, params, rng):

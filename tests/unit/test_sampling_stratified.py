@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
-from vcrbench import measure, sampling, sampling_stratified
 from vcrbench.corruptions import Param, build_corruption, domain_set, get_corruption
 from vcrbench.errors import CorruptionError
 from vcrbench.plan import config as plan_config
+from vcrbench.testsets import measure, sampling, sampling_stratified
 
 
 def dim(image, params, rng):
@@ -113,7 +113,7 @@ def test_quotas_fill_evenly_and_sum_to_n():
 
 def test_real_vif_is_deterministic_bounded_and_names_unreachable_bins(clean_set, caplog):
     c = get_corruption("shot_noise", {"domain_set": "paper"})
-    with caplog.at_level(logging.WARNING, logger="vcrbench.sampling_stratified"):
+    with caplog.at_level(logging.WARNING, logger="vcrbench.testsets.sampling_stratified"):
         m1 = sampling.make_manifest(
             c, clean_set, 30, 10, seed=4, mode="dv-stratified", max_candidates=2
         )

@@ -14,13 +14,15 @@ import numpy as np
 import pytest
 
 from tests.support.shipped import REPO
-from vcrbench import io, measure, plan, sampling, schema, testset
+from vcrbench import plan, schema
 from vcrbench.api.stages import manifest_params, mapping_params, shard_params
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
+from vcrbench.files import io
+from vcrbench.files.provenance import config_hash
 from vcrbench.plan import config as cfg
-from vcrbench.provenance import config_hash
 from vcrbench.settings import EstimationSettings, HumanMappingSettings, TableSettings, VifSettings
+from vcrbench.testsets import measure, sampling, testset
 
 
 def _config(vif_block=None) -> dict:

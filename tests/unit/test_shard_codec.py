@@ -10,10 +10,11 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from vcrbench import io, sampling, testset
 from vcrbench.corruptions import get_corruption
+from vcrbench.files import io
 from vcrbench.inference import shard_batches
 from vcrbench.inference.readers import ShardBatches, read_shard_metadata
+from vcrbench.testsets import sampling, testset
 
 SCHEMA = pa.schema(
     [

@@ -10,13 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import estimation, evaluate, io, schema
+from vcrbench import estimation, schema
 from vcrbench.errors import EvaluationError, ShortSampleError
 from vcrbench.estimation.status import SHORT_LABEL_SPACE
+from vcrbench.evaluation import evaluate
 from vcrbench.figures.bars import hmri_mrsi_figure
 from vcrbench.figures.curves import curves_figure
 from vcrbench.figures.scatter import imagenet_c_scatter_figure
 from vcrbench.figures.style import Style
+from vcrbench.files import io
 from vcrbench.plan import config as plan_config
 from vcrbench.settings import EstimationSettings, TableSettings
 from vcrbench.tables import paper

@@ -1,4 +1,4 @@
-"""Tests of vcrbench.similarity: the 83% band-overlap test, the screening binomial test, classes."""
+"""Tests of vcrbench.estimation.similarity: the 83% band-overlap test, the screening binomial test, classes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 
 from vcrbench import estimation as E
-from vcrbench import similarity as S
+from vcrbench.estimation import similarity as S
 from vcrbench.settings import EstimationSettings
 
 GRID = E.default_grid(EstimationSettings().grid_size)

@@ -8,8 +8,11 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from vcrbench import differences, estimation, evaluate, io, metrics
+from vcrbench import estimation
 from vcrbench.errors import EvaluationError
+from vcrbench.estimation import metrics
+from vcrbench.evaluation import differences, evaluate
+from vcrbench.files import io
 from vcrbench.humans import curves as hcurves
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.settings import EstimationSettings

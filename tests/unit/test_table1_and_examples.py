@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.support.shipped import shipped_config
-from vcrbench import io, plan, sampling, schema, tables, testset
+from vcrbench import plan, schema, tables
 from vcrbench.corruptions import get_corruption
 from vcrbench.errors import ConfigError
 from vcrbench.figures import build
@@ -25,10 +25,12 @@ from vcrbench.figures.examples import (
     targets,
 )
 from vcrbench.figures.style import Style
+from vcrbench.files import io
 from vcrbench.plan import config as pconfig
 from vcrbench.plan import figures as plan_figures
 from vcrbench.plan.checks import model_check_entries
 from vcrbench.plan.models import training_method
+from vcrbench.testsets import sampling, testset
 
 from .test_figures import assert_readable
 

@@ -6,9 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vcrbench import bins, coverage, io, sampling, testset
+from vcrbench import bins
 from vcrbench.corruptions import CorruptionError, Param, build_corruption, get_corruption
+from vcrbench.files import io
 from vcrbench.settings import CoverageSettings
+from vcrbench.testsets import coverage, sampling, testset
 from vcrbench.vif import delta_v
 
 

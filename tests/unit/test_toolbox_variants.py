@@ -228,7 +228,7 @@ def test_the_imagenet_c_sets_keep_imagenet_cs_function(name, image):
 
 
 def test_the_imagenet_c_shards_use_imagenet_cs_function(monkeypatch):
-    from vcrbench import testset
+    from vcrbench.testsets import testset
 
     used = []
     monkeypatch.setattr(testset, "_write_set", lambda corruption, *a, **k: used.append(corruption))

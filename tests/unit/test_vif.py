@@ -10,7 +10,7 @@ from scipy.ndimage import gaussian_filter
 from skimage import data
 
 from vcrbench import vif as V
-from vcrbench.datasets import resize_center_crop
+from vcrbench.datasets.loading import resize_center_crop
 
 from .vif_reference import vif_reference
 

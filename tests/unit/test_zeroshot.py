@@ -10,8 +10,7 @@ import pytest
 from vcrbench import estimation
 from vcrbench.bins import bin_index
 from vcrbench.estimation import fit_curve
-from vcrbench.settings import EstimationSettings
-from vcrbench.zeroshot import (
+from vcrbench.estimation.zeroshot import (
     balance_weights,
     class_groups,
     class_table,
@@ -19,6 +18,7 @@ from vcrbench.zeroshot import (
     transition_table,
     zero_shot_estimates,
 )
+from vcrbench.settings import EstimationSettings
 
 SETTINGS = {"bins": 10, "min_count": 5, "n_boot": 30, "level": 0.95, "lam": 1e-2}
 

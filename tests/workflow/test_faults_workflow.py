@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from vcrbench.datasets import read_embedded_dataset
+from vcrbench.datasets.loading import read_embedded_dataset
 from vcrbench.plan import runlock
 
 from ..support import runs

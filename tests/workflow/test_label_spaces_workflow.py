@@ -20,7 +20,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.vocab import STATUS_OK, STATUS_SHORT
 
 from .conftest import TINY, snakemake, split_inference

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.plan import paths
 from vcrbench.plan.versions import stage, version
 

@@ -193,7 +193,7 @@ def test_rerun_after_retraining_has_nothing_to_do(retrained):
 
 def test_a_pool_image_that_is_an_evaluation_image_stops_the_run(evaluated, tmp_path):
     """skimage-chelsea (an evaluation image) hidden in a folder pool as cat.png."""
-    from vcrbench.datasets import read_embedded_dataset
+    from vcrbench.datasets.loading import read_embedded_dataset
 
     workdir = tmp_path / "run"
     shutil.copytree(evaluated, workdir, symlinks=True)

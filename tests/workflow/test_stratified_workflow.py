@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tests.workflow.conftest import snakemake, write_config
-from vcrbench import io
+from vcrbench.files import io
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ import yaml
 from tests.support.file_server import FileServer
 from tests.support.homes import written
 from tests.support.hub_server import COMMIT, HubServer, no_network_site
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.plan import paths
 
 from .conftest import snakemake, split_inference, write_config
@@ -90,7 +90,7 @@ def fetch_online(tmp_path, work, config, target: str, files: dict[str, bytes]) -
 
 @pytest.mark.slow
 def test_fetch_weights_downloads_then_inference_reads_the_cache_offline(tmp_path):
-    from vcrbench.datasets import CleanSet
+    from vcrbench.datasets.loading import CleanSet
     from vcrbench.inference import InferenceOptions, predict_clean
     from vcrbench.models import ModelSpec, load_model
 

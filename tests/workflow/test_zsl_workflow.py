@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.support.zsl_trees import CUB_CLASSES, make_cub, make_split
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.vocab import ZERO_SHOT_PROPERTIES
 
 from .conftest import REPO, config_error, snakemake

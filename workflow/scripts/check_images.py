@@ -1,7 +1,7 @@
 """The dataset's check (done by the run's onstart, found done here, or done here): every defect
 of its listing and every bad image named at once (vcrbench.plan.dataset_check)."""
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.plan import dataset_check, job, paths
 
 with job.run(snakemake) as log:

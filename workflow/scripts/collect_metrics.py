@@ -1,6 +1,6 @@
 """The metrics table: one row per model, corruption and label space."""
 
-from vcrbench import evaluate
+from vcrbench.evaluation import evaluate
 from vcrbench.plan import job
 
 with job.run(snakemake):

@@ -1,8 +1,9 @@
 """Table 2 (coverage of dv, VCR vs ImageNet-C) and the dv histograms behind Fig. 4/11."""
 
-from vcrbench import coverage, io
+from vcrbench.files import io
 from vcrbench.plan import job, paths
 from vcrbench.settings import CoverageSettings
+from vcrbench.testsets import coverage
 
 with job.run(snakemake):
     settings = CoverageSettings.of_config(snakemake.params.coverage)

@@ -1,6 +1,6 @@
 """What each defense changes: defended against undefended model, per corruption (defenses.csv)."""
 
-from vcrbench.defense_effects import defense_table
+from vcrbench.evaluation.defense_effects import defense_table
 from vcrbench.plan import job
 
 with job.run(snakemake):

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.plan import definitions, job
 
 with job.run(snakemake):

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from vcrbench import evaluate, logs, schema
+from vcrbench import logs, schema
+from vcrbench.evaluation import evaluate
 from vcrbench.plan import job
 
 with job.run(snakemake):

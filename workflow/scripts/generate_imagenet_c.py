@@ -1,9 +1,10 @@
 """One shard of a corruption's ImageNet-C comparison set (the same images at the five severities)."""
 
-from vcrbench import logs, testset
+from vcrbench import logs
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 from vcrbench.plan import job
+from vcrbench.testsets import testset
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)

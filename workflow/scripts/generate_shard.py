@@ -1,9 +1,11 @@
 """Corrupt one shard's samples, measure dv on the exact pixels, write the shard."""
 
-from vcrbench import io, logs, testset
+from vcrbench import logs
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
+from vcrbench.files import io
 from vcrbench.plan import job
+from vcrbench.testsets import testset
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)

@@ -1,7 +1,8 @@
 """Accuracy and consistency of every model on the ImageNet-C sets (per severity and mean); for the
 rule imagenet_c_clean_correct, on the images each model classifies correctly when clean."""
 
-from vcrbench import evaluate, io
+from vcrbench.evaluation import evaluate
+from vcrbench.files import io
 from vcrbench.plan import job, paths
 from vcrbench.tables import restricted
 

@@ -1,6 +1,6 @@
 """Paired differences of every two models on each corruption and label space (with Holm)."""
 
-from vcrbench import differences
+from vcrbench.evaluation import differences
 from vcrbench.plan import job
 
 with job.run(snakemake):

@@ -1,6 +1,6 @@
 """Error consistency (Cohen's kappa) of every pair of models on the same test samples, per bin."""
 
-from vcrbench import consistency
+from vcrbench.evaluation import consistency
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):

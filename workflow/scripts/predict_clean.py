@@ -1,7 +1,7 @@
 """One model's predictions on the clean images (the anchor of accuracy and consistency)."""
 
 from vcrbench import inference, logs
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 from vcrbench.models import ModelSpec
 from vcrbench.plan import job
 

@@ -2,7 +2,7 @@
 loaded once (rule predict_model: a model whose images are few)."""
 
 from vcrbench import inference, logs
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 from vcrbench.models import ModelSpec
 from vcrbench.plan import job
 

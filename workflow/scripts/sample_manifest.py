@@ -1,9 +1,11 @@
 """Draw the samples (image, parameters, seed) of one corruption's test set."""
 
-from vcrbench import io, logs, sampling
+from vcrbench import logs
 from vcrbench.corruptions import get_corruption
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
+from vcrbench.files import io
 from vcrbench.plan import job
+from vcrbench.testsets import sampling
 
 with job.run(snakemake):
     logs.set_threads(snakemake.threads)

@@ -1,6 +1,6 @@
 """Per-class accuracy along dv and the class-transition table (datasets with their own classes)."""
 
-from vcrbench import zeroshot
+from vcrbench.estimation import zeroshot
 from vcrbench.plan import job, paths
 
 with job.run(snakemake):

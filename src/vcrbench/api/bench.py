@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.api import experiment, stages
 from vcrbench.api.cache import cache_folder
 from vcrbench.api.result import Result
 from vcrbench.figures.options import DEFAULT_FAMILY
+from vcrbench.files import io
 from vcrbench.plan import Plan, paths
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def benchmark(
         stages.estimate(plan, outputs, name, c, predictions[c], predictions["clean"], inputs.root)
         for c in _progress(plan.corruptions, progress, "estimates")
     ]
-    from vcrbench import evaluate
+    from vcrbench.evaluation import evaluate
 
     table_csv = outputs.path(paths.VCR_METRICS)
     evaluate.collect_metrics(metric_files, table_csv)

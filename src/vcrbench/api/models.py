@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from vcrbench import inference
 from vcrbench.api import stages
-from vcrbench.datasets import CleanSet
+from vcrbench.datasets.loading import CleanSet
 from vcrbench.labels import get_label_space
 from vcrbench.models import ModelSpec, Preprocessing
 from vcrbench.plan import Plan, paths

@@ -1,7 +1,7 @@
 """The workflow's stages for one :func:`vcrbench.benchmark` call: the library calls that
 ``workflow/scripts/*.py`` make, with the params that ``rules/*.smk`` give them from ``PLAN``.
 
-Each stage is run as the workflow runs a job: inside :func:`vcrbench.provenance.job` with the
+Each stage is run as the workflow runs a job: inside :func:`vcrbench.files.provenance.job` with the
 rule's name, stage version and params, its outputs written at the workflow's paths
 (:mod:`vcrbench.plan.paths`) under a root folder, each with its provenance sidecar. An output
 whose sidecar records the params' hash is up to date and is not made again (Snakemake's rerun on
@@ -16,15 +16,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from vcrbench import datasets, evaluate, io, provenance, sampling, schema, testset
+from vcrbench import schema
 from vcrbench.corruptions import get_corruption
+from vcrbench.datasets import loading
 from vcrbench.errors import ConfigError
+from vcrbench.evaluation import evaluate
+from vcrbench.files import io, provenance
 from vcrbench.humans import stages as human_stages
 from vcrbench.humans.curves import HumanFit
 from vcrbench.plan import Plan, paths
 from vcrbench.plan import humans as plan_humans
 from vcrbench.plan.job import checksum
 from vcrbench.settings import DatasetSettings, HumanMappingSettings, VifSettings
+from vcrbench.testsets import sampling, testset
 
 # --------------------------------------------------------------------------- the rules' params
 # Each is the ``params:`` of its rule in rules/*.smk (tests/workflow/test_api_workflow.py checks
@@ -196,8 +200,8 @@ def clean_set(plan: Plan, jobs: Jobs) -> tuple[Path, Path]:
 
     def call():
         settings = DatasetSettings.of_config(params["dataset"])
-        records = datasets.selected_images(settings)
-        datasets.prepare_clean_set(records, images, index, settings, threads=2)
+        records = loading.selected_images(settings)
+        loading.prepare_clean_set(records, images, index, settings, threads=2)
 
     jobs.run("prepare_clean_set", [images, index], params, call)
     return images, index
@@ -211,7 +215,7 @@ def test_set(plan: Plan, jobs: Jobs, corruption: str, clean: tuple[Path, Path]) 
     def draw():
         c = get_corruption(corruption, options["corruption"])
         table = sampling.make_manifest(
-            c, datasets.CleanSet.open(*clean), n_samples=options["n_samples"],
+            c, loading.CleanSet.open(*clean), n_samples=options["n_samples"],
             shard_size=options["shard_size"], seed=options["seed"], mode=options["mode"],
             vif_settings=VifSettings.of_job(options), **options["options"],
         )  # fmt: skip
@@ -225,7 +229,7 @@ def test_set(plan: Plan, jobs: Jobs, corruption: str, clean: tuple[Path, Path]) 
         def make(shard=shard, out=out):
             testset.generate_shard(
                 io.read_parquet(manifest), shard=int(shard),
-                clean_set=datasets.CleanSet.open(*clean),
+                clean_set=loading.CleanSet.open(*clean),
                 corruption=get_corruption(corruption, params["corruption"]), out_path=out,
                 vif_settings=VifSettings.of_job(params),
             )  # fmt: skip

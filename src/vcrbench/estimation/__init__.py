@@ -20,6 +20,10 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
 The fit, the bootstrap and the estimate take the config's ``estimation`` block whole, as one
 :class:`~vcrbench.settings.EstimationSettings` (its defaults are the schema's).
 
+What is computed from estimates, beside the estimator: :mod:`~vcrbench.estimation.metrics`
+(HMRI, MRSI), :mod:`~vcrbench.estimation.similarity` (similar human curves) and
+:mod:`~vcrbench.estimation.zeroshot` (class-balanced and per-class estimates).
+
 ``docs/estimation.md`` gives the reasons for every choice and the measured accuracy and speed.
 """
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.estimation.estimate import Estimate
+from vcrbench.files import io
 from vcrbench.vocab import ESTIMATE_TABLES, PROPERTY_NAMES
 
 

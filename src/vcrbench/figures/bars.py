@@ -193,7 +193,7 @@ def _shown_properties(rows: pd.DataFrame, reference: str | None) -> tuple[list[s
 
 def _short_properties(rows: pd.DataFrame) -> set[str]:
     """The properties (``a``, ``p``) that some row could not estimate for too few samples (its
-    ``status_reason`` names them: vcrbench.evaluate)."""
+    ``status_reason`` names them: vcrbench.evaluation.evaluate)."""
     if "status_reason" not in rows:
         return set()
     reasons = " ".join(rows["status_reason"].dropna().astype(str))

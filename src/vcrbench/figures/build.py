@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.estimation.storage import read_human_estimate
 from vcrbench.figures import style as style_mod
 from vcrbench.figures.style import Style
+from vcrbench.files import io
 from vcrbench.vocab import HUMAN_LABEL_SPACE, IMAGENET1K, resolve_label_space
 
 PathLike = str | os.PathLike
@@ -205,7 +205,7 @@ def plot_examples(
 ) -> list[Path]:
     """One clean image at increasing Δv, up to the highest Δv of the test set's shards (Fig. 10;
     :mod:`vcrbench.figures.examples`); the clean panel from the clean set."""
-    from vcrbench.datasets import CleanSet
+    from vcrbench.datasets.loading import CleanSet
     from vcrbench.figures.examples import examples_figure, read_examples
 
     style = _style(style)
@@ -230,7 +230,7 @@ def plot_examples_overview(
     """Every corruption of the run as a row (``shard_paths``: ``{corruption: its shards}``, in
     the run's order): one clean image at increasing Δv, up to the highest Δv of its shards
     (Fig. 3; :mod:`vcrbench.figures.examples`)."""
-    from vcrbench.datasets import CleanSet
+    from vcrbench.datasets.loading import CleanSet
     from vcrbench.figures.examples import OVERVIEW_PANELS, overview_figure, read_examples
 
     style = _style(style)
@@ -302,10 +302,10 @@ def write_similarity_table(
 
 def similarity_classes(table: pd.DataFrame, info: Mapping[str, Mapping]) -> pd.DataFrame:
     """The classes the similarity test finds among the references (greedy cliques of mutually
-    similar curves, :func:`vcrbench.similarity.classes_from_pairs`), per property, beside the
+    similar curves, :func:`vcrbench.estimation.similarity.classes_from_pairs`), per property, beside the
     class each reference's corruption is given in the registry or config (``class_used``: the
     one the workflow uses to share human data)."""
-    from vcrbench.similarity import classes_from_pairs
+    from vcrbench.estimation.similarity import classes_from_pairs
 
     rows = []
     for prop, sub in table.groupby("property", sort=True):

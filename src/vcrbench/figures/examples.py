@@ -28,10 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
-from vcrbench import io
 from vcrbench.bins import bin_edges
 from vcrbench.figures import layout
 from vcrbench.figures.style import Style, new_figure
+from vcrbench.files import io
 from vcrbench.tables import display_corruption
 
 #: Columns of a shard that :func:`pick_examples` reads (with every ``param.*``).

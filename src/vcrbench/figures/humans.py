@@ -12,8 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from vcrbench import similarity
-from vcrbench.estimation import Estimate
+from vcrbench.estimation import Estimate, similarity
 from vcrbench.figures import layout
 from vcrbench.figures.style import Style, new_figure
 from vcrbench.tables import display_corruption as corruption_title
@@ -40,7 +39,7 @@ def similarity_table(
     level: float,
     band: str,
 ) -> pd.DataFrame:
-    """The paper's similarity test (:func:`vcrbench.similarity.similar`) for every pair of human
+    """The paper's similarity test (:func:`vcrbench.estimation.similarity.similar`) for every pair of human
     references and every property both have, at ``level`` with bands of kind ``band``
     (``estimation.similarity_level``, ``estimation.similarity_band``): one row per pair and
     property.

@@ -24,9 +24,9 @@ from matplotlib import colors as mcolors  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from vcrbench import io  # noqa: E402
 from vcrbench.errors import FigureConfigError  # noqa: E402
 from vcrbench.figures.options import DEFAULT_FAMILY, check_options, defaults  # noqa: E402
+from vcrbench.files import io  # noqa: E402
 
 #: The ``figures`` block's defaults (the config schema's).
 DEFAULTS = defaults()

@@ -14,7 +14,7 @@ condition) *and* resamples participants, refitting with the penalty chosen on th
 (:func:`vcrbench.estimation.estimate.with_replicates`). So the band carries both the
 between-participant variability and the uncertainty of where a condition lies on the Δv axis.
 Replicate b of every observer of one experiment uses the same image resample, so that a paired
-comparison (:func:`vcrbench.metrics.compare`) compares curves on the same Δv axis.
+comparison (:func:`vcrbench.estimation.metrics.compare`) compares curves on the same Δv axis.
 
 Anchor s(0). ``accuracy``: the trials' clean-image accuracy where clean answers were recorded;
 else (Geirhos) the accuracy in the *zero condition* (w = 0 or σ = 0: the least-manipulated

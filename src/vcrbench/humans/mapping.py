@@ -34,10 +34,11 @@ import pandas as pd
 from PIL import Image
 from tqdm.auto import tqdm
 
-from vcrbench import measure, seeding
+from vcrbench import seeding
 from vcrbench.humans.manipulation import geirhos_lowpass
 from vcrbench.humans.trial_schema import HumanDataError
 from vcrbench.settings import HUMAN_MAPPING_REFERENCES, HumanMappingSettings, VifSettings
+from vcrbench.testsets import measure
 from vcrbench.vocab import PARAM_PREFIX, param_columns_of
 
 REFERENCES = HUMAN_MAPPING_REFERENCES
@@ -184,7 +185,7 @@ def condition_dv(
     ----------
     conditions : DataFrame
         ``corruption, condition, param.*`` (e.g. :func:`conditions_of`); trials work too.
-    clean_set : vcrbench.datasets.CleanSet
+    clean_set : vcrbench.datasets.loading.CleanSet
         Images to manipulate (``image_ids``, ``images(ids)``).
     seed : int
         Root seed; each (corruption, condition, image, draw) gets
@@ -195,7 +196,7 @@ def condition_dv(
         condition: independent noise; 1 for deterministic ones), ``lowpass_sigma_scale`` and
         ``jpeg_quality`` (module docstring).
     vif_settings : VifSettings
-        How Δv is measured (:func:`vcrbench.measure.visual_change`).
+        How Δv is measured (:func:`vcrbench.testsets.measure.visual_change`).
     images_per_step : int
         Clean images measured per step (memory only: every Δv is the same at any value).
     corruptions_config : mapping, optional

@@ -3,7 +3,7 @@
 Observers see two images, each altered by a corruption, and answer whether the same corruption
 altered both. Where they cannot tell two different corruptions apart better than chance, the two
 are candidates for one similarity class (whose members may share human data). Each pair of
-corruptions is judged by :func:`vcrbench.similarity.screening_test` (one-sided binomial test
+corruptions is judged by :func:`vcrbench.estimation.similarity.screening_test` (one-sided binomial test
 against chance, Clopper–Pearson interval) on its trials.
 
 Answers file (CSV, one row per trial; ``docs/humans.md`` §6 and
@@ -30,9 +30,9 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from vcrbench import io
+from vcrbench.estimation.similarity import screening_test
+from vcrbench.files import io
 from vcrbench.humans.trial_schema import HumanDataError
-from vcrbench.similarity import screening_test
 
 ANSWER_COLUMNS = ("participant", "corruption_a", "corruption_b", "response")
 RESPONSES = ("same", "different")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.humans import mapping, trial_schema
 from vcrbench.humans.geirhos import reader
 from vcrbench.humans.references import HumanReference, reference_seed
@@ -91,7 +91,7 @@ def map_conditions(
     a deterministic one (``geirhos_lowpass``) is measured once per image. ``corruptions_config``
     is the config's ``corruptions`` block (a user corruption's ``function`` and domain).
     """
-    from vcrbench.datasets import CleanSet
+    from vcrbench.datasets.loading import CleanSet
 
     trials = io.read_parquet(trials_path)
     conds = mapping.conditions_of(trials)

@@ -308,7 +308,7 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, bool]:
     suffix = path.suffix.lower()
     try:
         if suffix == ".parquet":
-            from vcrbench import io
+            from vcrbench.files import io
 
             return io.read_parquet(path), False
         if suffix in (".csv", ".tsv", ".txt"):

@@ -13,7 +13,7 @@ Per image, from the model's logits (float32 softmax, on the model's device):
 - ``entropy`` (float32): −Σ p log p of the softmax, in nats;
 - ``logprobs`` (only with ``save_logprobs``): the full log-softmax as a fixed-size list of
   float16, one value per class of the model's label space; the last column (after
-  ``severity``), read as one (N, classes) array with :func:`vcrbench.io.fixed_size_matrix`.
+  ``severity``), read as one (N, classes) array with :func:`vcrbench.files.io.fixed_size_matrix`.
 
 One column per rank and per class keeps every column a plain pandas column.
 """

@@ -20,9 +20,9 @@ import pyarrow as pa
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from vcrbench import io
 from vcrbench.defenses import Defense
 from vcrbench.errors import InferenceError
+from vcrbench.files import io
 from vcrbench.vocab import IMAGE_COLUMNS, SHARD_COLUMNS
 
 

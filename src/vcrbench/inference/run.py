@@ -37,9 +37,10 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 from tqdm.auto import tqdm
 
-from vcrbench import io, runtime, schema
-from vcrbench.datasets import CleanSet
+from vcrbench import runtime, schema
+from vcrbench.datasets.loading import CleanSet
 from vcrbench.errors import InferenceError
+from vcrbench.files import io
 from vcrbench.inference.outputs import Outputs, empty_columns, table
 from vcrbench.inference.readers import (
     CleanBatches,
@@ -379,7 +380,7 @@ def predict_clean(
 ) -> Path:
     """Predict every image of the clean set (once per model); write ``out_path``.
 
-    ``clean_set`` is a :class:`~vcrbench.datasets.CleanSet` or its ``(images_path, index_path)``.
+    ``clean_set`` is a :class:`~vcrbench.datasets.loading.CleanSet` or its ``(images_path, index_path)``.
     Rows follow the clean-set index; ``sample_id`` is the image's row in the clean set and
     ``dv`` is 0. Other parameters as :func:`predict_shards`.
     """

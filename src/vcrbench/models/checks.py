@@ -106,7 +106,7 @@ def check_before_run(entries: Mapping[str, Mapping], record: str | Path) -> list
     record of all of them to ``record`` (atomically); returns the names checked (empty: nothing
     new, and no model library imported). Raises :class:`ModelConfigError` naming every model at
     fault, the record then left as it was."""
-    from vcrbench import io
+    from vcrbench.files import io
 
     path = Path(record)
     before = _read_record(path)

@@ -18,8 +18,8 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from vcrbench import io
 from vcrbench.errors import WeightsUnavailableError
+from vcrbench.files import io
 from vcrbench.models import download
 from vcrbench.models.spec import ModelSpec
 

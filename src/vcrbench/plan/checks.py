@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from vcrbench.dataset_kinds import DatasetKind, split_kinds
+from vcrbench.datasets.kinds import DatasetKind, split_kinds
+from vcrbench.datasets.layouts import read_zero_shot_split
 from vcrbench.errors import (
     ConfigError,
     ConfigErrors,
@@ -20,7 +21,6 @@ from vcrbench.errors import (
 )
 from vcrbench.figures.options import check_options
 from vcrbench.labels import LabelSpace, check_compatible, get_label_space
-from vcrbench.layouts import read_zero_shot_split
 from vcrbench.plan import humans, paths, retrain
 from vcrbench.plan.config import fetched_checkpoint, model_entries, model_settings
 from vcrbench.plan.dataset_kind import dataset_kind
@@ -75,7 +75,7 @@ def _check_anchor1(config: Mapping) -> None:
 
 def _check_dataset(config: Mapping) -> None:
     """The ``dataset`` block: its kind registered, what the kind needs (``path``, ``labels``, its
-    own check: :mod:`vcrbench.dataset_kinds`), the crop, a tree's classes against the label
+    own check: :mod:`vcrbench.datasets.kinds`), the crop, a tree's classes against the label
     space, a split only of a kind that ships one, the zero-shot split."""
     ds = config["dataset"]
     kind = dataset_kind(ds)

@@ -176,15 +176,15 @@ def clean_set_size(config: Mapping) -> int:
     the config; it is exact but for images skipped as unreadable (``on_error: skip``) or an
     ``imagenet-val`` folder holding a subset.
     """
-    from vcrbench.datasets import DATASET_KINDS
+    from vcrbench.datasets.loading import DATASET_KINDS
 
     ds = config["dataset"]
     listing = DATASET_KINDS[ds["kind"]].listing
     if listing is not None:
         known = listing(ds)
     elif ds["labels"]:
+        from vcrbench.datasets.listing import read_labels_file
         from vcrbench.errors import DatasetError
-        from vcrbench.listing import read_labels_file
 
         try:
             # a row's defects are left to the dataset check, which names them all at once

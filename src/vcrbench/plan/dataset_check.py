@@ -1,5 +1,5 @@
 """The dataset checked before any job: every defect of its listing and every bad image file
-(:mod:`vcrbench.listing`, :mod:`vcrbench.imagefiles`) named at once.
+(:mod:`vcrbench.datasets.listing`, :mod:`vcrbench.datasets.imagefiles`) named at once.
 
 The workflow's ``onstart`` runs :func:`check_planned` after Snakemake has planned the jobs and
 before it starts any: when the ``check_images`` job is among the jobs to run, the dataset is
@@ -19,8 +19,9 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from vcrbench import datasets, imagefiles, io
+from vcrbench.datasets import imagefiles, loading
 from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
+from vcrbench.files import io
 from vcrbench.plan.config import canonical
 from vcrbench.settings import DatasetSettings
 
@@ -28,7 +29,7 @@ from vcrbench.settings import DatasetSettings
 def listing(ds: Mapping, problems: list):
     """The images the dataset's config entry selects, in the clean set's order (``image_id``,
     ``path``, ``label``; the listing's defects to ``problems``)."""
-    return datasets.selected_images(DatasetSettings.of_config(ds), problems)
+    return loading.selected_images(DatasetSettings.of_config(ds), problems)
 
 
 def _listing(ds: Mapping, problems: list) -> list[str]:

@@ -1,24 +1,24 @@
 """A config block's dataset kind (``dataset``, ``retrain.pool``) found in the registry
-(:mod:`vcrbench.dataset_kinds`), with what the kind needs of the block checked before any job."""
+(:mod:`vcrbench.datasets.kinds`), with what the kind needs of the block checked before any job."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vcrbench.dataset_kinds import pool_kinds, unknown_kind
+from vcrbench.datasets.kinds import pool_kinds, unknown_kind
 from vcrbench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from vcrbench.dataset_kinds import DatasetKind
+    from vcrbench.datasets.kinds import DatasetKind
 
 
 def dataset_kind(block: Mapping, where: str = "dataset", needs: bool = True) -> DatasetKind:
-    """The registered dataset kind (:mod:`vcrbench.dataset_kinds`) of config block ``block``
+    """The registered dataset kind (:mod:`vcrbench.datasets.kinds`) of config block ``block``
     (``where``: ``dataset`` or ``retrain.pool``, which takes the kinds that can be the pool
     only), with (``needs``) what the block needs for it checked: its ``path``, its ``labels``,
     the kind's own check. A ConfigError names the key at fault."""
-    from vcrbench.datasets import DATASET_KINDS  # the built-in kinds registered
+    from vcrbench.datasets.loading import DATASET_KINDS  # the built-in kinds registered
 
     name, pool = block["kind"], where != "dataset"
     if name not in DATASET_KINDS:

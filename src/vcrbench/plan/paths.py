@@ -67,7 +67,7 @@ VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
 #: The choices of this run against the paper's, from the config alone (vcrbench.plan.definitions).
 DEFINITIONS = f"{RESULTS}/tables/definitions.csv"
 MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
-#: Datasets with their own classes (vcrbench.zeroshot): per class x Δv bin, and class transitions.
+#: Datasets with their own classes (vcrbench.estimation.zeroshot): per class x Δv bin, and class transitions.
 ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"
 ZERO_SHOT_TRANSITIONS = f"{RESULTS}/tables/zero_shot_transitions.csv"
 DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"

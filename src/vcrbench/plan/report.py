@@ -21,8 +21,8 @@ import re
 import sys
 from pathlib import Path
 
-from vcrbench import io
 from vcrbench.errors import PlanError
+from vcrbench.files import io
 from vcrbench.tables.html import page
 
 #: Where the report defines its results: ``var results = {...};`` as Snakemake's template writes it.

@@ -18,8 +18,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from vcrbench import io
 from vcrbench.errors import DamagedFileError
+from vcrbench.files import io
 from vcrbench.plan import paths
 from vcrbench.plan.job import checksum
 

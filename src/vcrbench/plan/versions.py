@@ -9,7 +9,7 @@ their inputs are then newer. A stage is a rule, except those of :data:`SAME_STAG
 (the prediction rules, one computation), and the training set's
 ``sample_retrain_manifest`` and ``generate_retrain_shard``, which keep the version of the
 evaluation-set rule they are made from (``use rule … as … with:``). The version is also in every
-output's provenance record (``stage_version``, :mod:`vcrbench.provenance`).
+output's provenance record (``stage_version``, :mod:`vcrbench.files.provenance`).
 
 The versions of the figures and tables are in their declarations (:mod:`vcrbench.plan.products`);
 :func:`versions` is every stage's.

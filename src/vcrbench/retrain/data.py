@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vcrbench import io
 from vcrbench.errors import RetrainError
+from vcrbench.files import io
 
 
 def load_training_set(paths: Sequence[str | os.PathLike]) -> tuple[np.ndarray, np.ndarray]:

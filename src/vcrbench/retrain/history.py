@@ -6,7 +6,7 @@ import os
 
 import pandas as pd
 
-from vcrbench import io
+from vcrbench.files import io
 
 COLUMNS = ["epoch", "n_images", "loss", "accuracy", "lr"]
 

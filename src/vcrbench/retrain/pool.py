@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from vcrbench import datasets, io
+from vcrbench.datasets import loading
 from vcrbench.errors import PoolOverlapError
+from vcrbench.files import io
 from vcrbench.settings import DatasetSettings
 from vcrbench.vocab import UNLABELLED
 
@@ -49,27 +50,27 @@ def prepare_pool(
         kind=pool["kind"], path=pool.get("path"), labels=pool.get("labels"),
         resize=int(pool["resize"]), crop=int(pool["crop"]), on_error=pool["on_error"],
     )  # fmt: skip
-    table = datasets.load_dataset(settings)
+    table = loading.load_dataset(settings)
     try:
-        chosen = datasets.select_images(table, pool.get("include"), pool.get("exclude"))
-    except datasets.DatasetError as exc:
-        raise datasets.DatasetError(f"retrain.pool.{exc}") from None
-    labelled = datasets.select_images(
+        chosen = loading.select_images(table, pool.get("include"), pool.get("exclude"))
+    except loading.DatasetError as exc:
+        raise loading.DatasetError(f"retrain.pool.{exc}") from None
+    labelled = loading.select_images(
         chosen, labelled_only=True, n_images=pool.get("n_images"), seed=int(pool["seed"])
     )
     unlabelled = int((chosen["label"] == UNLABELLED).sum())
     if unlabelled:
         log.info("leaving out %d unlabelled pool image(s): cross-entropy needs labels", unlabelled)
     if labelled.empty:
-        raise datasets.DatasetError(
+        raise loading.DatasetError(
             f"the retraining pool (retrain.pool, kind {pool['kind']!r}) holds no labelled image "
             f"({len(chosen)} selected, all unlabelled): fine-tuning needs labels"
         )
     log.info("retraining pool: %d labelled images", len(labelled))
-    return datasets.prepare_clean_set(labelled, images_path, index_path, settings, threads)
+    return loading.prepare_clean_set(labelled, images_path, index_path, settings, threads)
 
 
-def image_digests(clean_set: datasets.CleanSet, desc: str = "hashing") -> list[str]:
+def image_digests(clean_set: loading.CleanSet, desc: str = "hashing") -> list[str]:
     """BLAKE2b digest of each image's decoded pixels (shape and uint8 bytes), in index order."""
     array = np.load(clean_set.images_path, mmap_mode="r")
     rows = clean_set.index["row"].to_numpy()
@@ -86,7 +87,7 @@ def image_digests(clean_set: datasets.CleanSet, desc: str = "hashing") -> list[s
     return out
 
 
-def find_overlap(pool: datasets.CleanSet, evaluation: datasets.CleanSet) -> pd.DataFrame:
+def find_overlap(pool: loading.CleanSet, evaluation: loading.CleanSet) -> pd.DataFrame:
     """Pairs ``(pool_image_id, evaluation_image_id, digest)`` of images with identical pixels."""
     eval_digests = pd.DataFrame(
         {
@@ -116,8 +117,8 @@ def check_disjoint(
     writes nothing in that case. Images prepared at different sizes cannot be compared: that is
     an error too (the workflow prepares the pool with the evaluation set's resize and crop).
     """
-    pool = datasets.CleanSet.open(pool_images, pool_index)
-    evaluation = datasets.CleanSet.open(evaluation_images, evaluation_index)
+    pool = loading.CleanSet.open(pool_images, pool_index)
+    evaluation = loading.CleanSet.open(evaluation_images, evaluation_index)
     shapes = {
         "pool": np.load(pool.images_path, mmap_mode="r").shape[1:],
         "evaluation": np.load(evaluation.images_path, mmap_mode="r").shape[1:],

@@ -3,7 +3,7 @@
 A checkpoint ``epoch-NNN.pt`` holds the network's and the optimiser's state after epoch NNN, the
 training history so far and a fingerprint of everything the training depends on except the number
 of epochs (base model, training images, hyperparameters, seed). It is written through
-:func:`vcrbench.io.atomic_path`, so a job killed while writing leaves the previous checkpoint and
+:func:`vcrbench.files.io.atomic_path`, so a job killed while writing leaves the previous checkpoint and
 no partial file under a checkpoint's name. :func:`load_latest` returns the newest checkpoint that
 reads, is complete and has the expected fingerprint; an unreadable file or one made with other
 settings is skipped with a log line, never resumed from.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.retrain.data import files_digest
 
 if TYPE_CHECKING:

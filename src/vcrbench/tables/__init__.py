@@ -17,7 +17,7 @@
   self-contained HTML page that sorts by a click on a header (what the HTML report shows).
 
 ImageNet-C accuracy per severity is computed on the evaluation side
-(:func:`vcrbench.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.
+(:func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`), from the same outcomes as the curves.
 """
 
 from vcrbench.errors import TableError

@@ -32,9 +32,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.corruptions import registered_category
 from vcrbench.errors import TableError
+from vcrbench.files import io
 from vcrbench.vocab import (
     CATEGORY_COLUMNS,
     CORRUPTION_CATEGORIES,
@@ -142,7 +142,7 @@ def mce_table(accuracy: pd.DataFrame, clean_error: Mapping[str, float]) -> pd.Da
     """CE and relative CE per model and benchmark corruption, their means per category, and mCE
     (:data:`~vcrbench.vocab.IMAGENET_C_MCE_COLUMNS`).
 
-    ``accuracy``: the ImageNet-C accuracy table (:func:`vcrbench.evaluate.imagenet_c_accuracy`;
+    ``accuracy``: the ImageNet-C accuracy table (:func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`;
     its ImageNet-1k rows are used); ``clean_error``: each model's clean top-1 error on the same
     images. Rows: ``row = "corruption"`` (one per benchmark corruption the run has), ``"category"``
     (mean over the category's corruptions the run has; ``missing`` names the others) and one

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.errors import TableError
+from vcrbench.files import io
 from vcrbench.settings import TableSettings
 from vcrbench.vocab import resolve_label_space  # noqa: F401  (re-exported by vcrbench.tables)
 

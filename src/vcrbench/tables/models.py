@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vcrbench import io
+from vcrbench.files import io
 from vcrbench.settings import TableSettings
 from vcrbench.tables.format import DEFAULT, MISSING, Table, _round, fmt
 

@@ -5,7 +5,7 @@
   with what the model already gets wrong. Here: accuracy along Δv over the samples whose clean
   image the model classifies correctly (in that label space), anchored at s(0) = 1 (true by
   construction); on a dataset with its own classes also the zero-shot properties
-  (:func:`vcrbench.zeroshot.zero_shot_estimates`: per-class mean, and with a split seen, unseen
+  (:func:`vcrbench.estimation.zeroshot.zero_shot_estimates`: per-class mean, and with a split seen, unseen
   and H) on the same samples.
 - **Unseen-only decisions** (the ZSL setting of Xian et al. 2019, the study's "ZSL" columns): the
   decision is the argmax over the unseen classes only, and accuracy (per-class mean) is over
@@ -31,8 +31,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from vcrbench import estimation, io, outcomes, seeding, zeroshot
+from vcrbench import estimation, seeding
 from vcrbench.errors import EvaluationError, ShortSampleError
+from vcrbench.estimation import zeroshot
+from vcrbench.evaluation import outcomes
+from vcrbench.files import io
 from vcrbench.labels import DEFAULT_DECISION16
 from vcrbench.vocab import (
     IMAGENET1K,
@@ -264,10 +267,10 @@ def imagenet_c_clean_correct(
     label_spaces: Sequence[str],
 ) -> pd.DataFrame:
     """ImageNet-C accuracy per severity on the images the model classifies correctly when clean
-    (the columns of :func:`vcrbench.evaluate.imagenet_c_accuracy`; ``n`` counts those images, and
+    (the columns of :func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`; ``n`` counts those images, and
     ``consistency``, the share whose decision equals the clean one, equals ``accuracy`` there).
     ``mean`` is the mean over the severities. The 16-class decision is the stored one
-    (:data:`~vcrbench.outcomes.STORED_DECISION16`), as in the ImageNet-C accuracy."""
+    (:data:`~vcrbench.evaluation.outcomes.STORED_DECISION16`), as in the ImageNet-C accuracy."""
     rows = []
     for (model, corruption), files in sorted(predictions.items()):
         preds = pd.concat(

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.estimation.storage import read_human_estimate
+from vcrbench.files import io
 from vcrbench.humans.curves import HumanFit
 from vcrbench.humans.geirhos.networks import ExperimentHumans
 from vcrbench.humans.references import HumanReference, geirhos_references

@@ -126,7 +126,7 @@ def trained_vs_humans(
     test's conditions, ``"full"`` over [0, 1].
     """
     from vcrbench.estimation.bootstrap import percentile_interval
-    from vcrbench.metrics import compare
+    from vcrbench.estimation.metrics import compare
 
     fit = dataclasses.replace(fit, anchor=network_anchor(fit.anchor, full_signal=False))
     level = float(fit.settings["level"])

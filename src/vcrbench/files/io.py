@@ -33,8 +33,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vcrbench import provenance
 from vcrbench.errors import DamagedFileError, DiskFullError
+from vcrbench.files import provenance
 
 PARQUET_COMPRESSION = "zstd"
 PARQUET_COMPRESSION_LEVEL = 3
@@ -186,7 +186,7 @@ def write_parquet(
     """Write ``data`` to ``path`` atomically and deterministically.
 
     ``metadata`` (JSON-serialisable) is stored in the file's schema metadata under ``vcrbench``,
-    the provenance record (:mod:`vcrbench.provenance`) under ``vcrbench.provenance``.
+    the provenance record (:mod:`vcrbench.files.provenance`) under ``vcrbench.provenance``.
     """
     table = to_table(data)
     table = table.replace_schema_metadata(schema_metadata(table.schema, metadata))

@@ -3,7 +3,7 @@
 The workflow's ``check_images`` job runs it on every image of the dataset, in parallel, and names
 every bad file at once with what is wrong with it (an empty file, a file that is not an image, a
 truncated JPEG, one that does not decode), with the defects of the dataset's listing (a missing
-file, an unknown label, a duplicate row: :mod:`vcrbench.listing`), in one message
+file, an unknown label, a duplicate row: :mod:`vcrbench.datasets.listing`), in one message
 (:func:`describe`; the full list in a file, :func:`write_problems`), before any other job.
 
 :func:`load_image` (:func:`read_image`: and what it did) decodes a file to 8-bit RGB, the pixels
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from vcrbench import io
 from vcrbench.errors import DatasetError
+from vcrbench.files import io
 
 #: JPEG's end-of-image marker, which a complete file ends with (up to a few padding bytes).
 JPEG_EOI = b"\xff\xd9"
@@ -88,7 +88,7 @@ def describe(
 ) -> str:
     """One message naming every problem of a dataset (the first ``shown``; all are in
     ``full_list``) and what is wrong with each: its listing's defects
-    (:mod:`vcrbench.listing`) and its bad image files, of ``total`` images checked."""
+    (:mod:`vcrbench.datasets.listing`) and its bad image files, of ``total`` images checked."""
     listed = "; ".join(f"{p}: {why}" for p, why in problems[:shown])
     more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
     where = f" (all listed in {full_list})" if full_list is not None else ""

@@ -32,9 +32,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
+from vcrbench.files import io
 from vcrbench.vocab import DIFFERENCE_COLUMNS, METRICS, REPLICATE_COLUMNS
 
 #: Fewest images a p-value is reported for.

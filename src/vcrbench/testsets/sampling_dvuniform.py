@@ -1,6 +1,6 @@
 """Δv-uniform sampling (``sampling.mode: dv-uniform``, the default): per-image monotone maps from
 a corruption's path parameter t to Δv, fitted on a pilot, and the inverse draws that make Δv
-uniform (the steps are in :mod:`vcrbench.sampling`'s docstring, which calls
+uniform (the steps are in :mod:`vcrbench.testsets.sampling`'s docstring, which calls
 :func:`dv_uniform_params` for a manifest).
 """
 
@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import isotonic_regression
 
-from vcrbench import measure
 from vcrbench.bins import counts_per_bin
 from vcrbench.corruptions import Corruption
-from vcrbench.coverage import threshold
 from vcrbench.seeding import rng
 from vcrbench.settings import VifSettings
+from vcrbench.testsets import measure
+from vcrbench.testsets.coverage import threshold
 from vcrbench.vocab import N_BINS
 
 log = logging.getLogger(__name__)

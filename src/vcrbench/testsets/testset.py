@@ -1,7 +1,7 @@
 """Test sets: corrupt the samples of a manifest, measure Δv on the exact pixels, write shards.
 
 A shard holds the rows of one manifest shard, each with its corrupted image (the raw uint8 pixels
-in one fixed-size binary column, :func:`vcrbench.io.image_column`, LZ4-compressed) and the VIF and
+in one fixed-size binary column, :func:`vcrbench.files.io.image_column`, LZ4-compressed) and the VIF and
 Δv of that very uint8 array against the clean image. Shards are generated ``batch_size`` samples at
 a time, streamed to a temporary file in row groups of ``io.SHARD_ROW_GROUP`` rows and renamed into
 place only when complete, so memory is bounded by a row group (not the shard or the test set) and
@@ -22,11 +22,12 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from vcrbench import io, measure
 from vcrbench.bins import bin_index
 from vcrbench.corruptions import Corruption
+from vcrbench.files import io
 from vcrbench.seeding import derive_seed
 from vcrbench.settings import VifSettings
+from vcrbench.testsets import measure
 from vcrbench.vocab import N_BINS, PARAM_PREFIX, param_column
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.bins import bin_index
+from vcrbench.files import io
 from vcrbench.kappa import error_consistency
 from vcrbench.vocab import (
     IMAGENET1K,

@@ -313,7 +313,7 @@ def write_zero_shot_tables(
     ``predictions``: ``{(model, corruption): [prediction files]}``; ``clean``: ``{model: clean
     prediction file}``. Both CSVs are written atomically, rows sorted by model and corruption.
     """
-    from vcrbench import io
+    from vcrbench.files import io
     from vcrbench.vocab import PREDICTION_COLUMNS
 
     def read(path):  # the decision columns only (not top-5, 16-class vector or logprobs)

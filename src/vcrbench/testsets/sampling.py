@@ -43,7 +43,7 @@ Modes.
 
 ``dv-stratified``
     c ~ U(C) candidates kept under per-bin quotas of their measured Δv, so that each kept sample
-    is a draw from U(C) restricted to its bin (:mod:`vcrbench.sampling_stratified`).
+    is a draw from U(C) restricted to its bin (:mod:`vcrbench.testsets.sampling_stratified`).
 """
 
 from __future__ import annotations
@@ -54,11 +54,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from vcrbench import measure, schema
+from vcrbench import schema
 from vcrbench.corruptions import Corruption
-from vcrbench.sampling_dvuniform import dv_uniform_params
 from vcrbench.seeding import derive_seed, image_sequence, rng
 from vcrbench.settings import VifSettings
+from vcrbench.testsets import measure
+from vcrbench.testsets.sampling_dvuniform import dv_uniform_params
 from vcrbench.vocab import param_column
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ def make_manifest(
     seed : int
         Root seed; every draw is derived from it and names.
     mode : ``"parameter-uniform"``, ``"dv-uniform"`` or ``"dv-stratified"``
-        (``sampling.mode``; :mod:`vcrbench.sampling_stratified`)
+        (``sampling.mode``; :mod:`vcrbench.testsets.sampling_stratified`)
     vif_settings : VifSettings
         How the Δv of dv-uniform's pilot and dv-stratified's candidates is measured (the config's
         ``vif`` block; the shards measure theirs with the same).
@@ -131,7 +132,7 @@ def make_manifest(
         raise ValueError(f"n_samples must be at least 1, not {n_samples}")
     if shard_size < 1:
         raise ValueError(f"shard_size must be at least 1, not {shard_size}")
-    from vcrbench.sampling_stratified import STRATIFIED_DEFAULTS
+    from vcrbench.testsets.sampling_stratified import STRATIFIED_DEFAULTS
 
     # Each mode accepts (and ignores) the others' options, so that switching modes is one key.
     known = set(DV_UNIFORM_DEFAULTS) | set(STRATIFIED_DEFAULTS)
@@ -170,8 +171,8 @@ def make_manifest(
 
 def _dv_stratified(corruption, clean_set, n, shard_size, seed, vif_settings, options):
     """dv-stratified manifest: candidates drawn as parameter-uniform samples (candidate k shows
-    image k of the sequence with seed k), kept by :mod:`vcrbench.sampling_stratified`."""
-    from vcrbench.sampling_stratified import stratified_draws
+    image k of the sequence with seed k), kept by :mod:`vcrbench.testsets.sampling_stratified`."""
+    from vcrbench.testsets.sampling_stratified import stratified_draws
 
     ids = np.asarray(clean_set.image_ids, dtype=object)
     device, batch_size = options["device"], int(options["batch_size"])

@@ -8,11 +8,11 @@ any job), whether it ships a train/test split (``dataset.split``), whether it ca
 retraining pool, the image ids the plan can count from its listing without opening a folder, and
 any check of its own before a run. Config validation (:mod:`vcrbench.plan.checks`,
 :mod:`vcrbench.plan.retrain`), the plan's clean-set size (:mod:`vcrbench.plan.config`) and
-:func:`vcrbench.datasets.load_dataset` read the registration; nothing else names a kind.
+:func:`vcrbench.datasets.loading.load_dataset` read the registration; nothing else names a kind.
 
-The built-in kinds register themselves in :mod:`vcrbench.datasets` (``embedded``, ``folder``,
-``imagenet-val``) and :mod:`vcrbench.layouts` (``cub200``, ``awa2``, ``sun``); import
-:mod:`vcrbench.datasets` to have them all. docs/architecture.md, "Add a dataset kind", is the
+The built-in kinds register themselves in :mod:`vcrbench.datasets.loading` (``embedded``, ``folder``,
+``imagenet-val``) and :mod:`vcrbench.datasets.layouts` (``cub200``, ``awa2``, ``sun``); import
+:mod:`vcrbench.datasets.loading` to have them all. docs/architecture.md, "Add a dataset kind", is the
 recipe.
 """
 
@@ -34,7 +34,7 @@ class DatasetRequest:
     """What a reader is asked for: the config block's ``path`` and ``labels``, the label space's
     class names (None: it has none), ``split`` (``all`` unless the kind ships a split) and
     ``problems`` (a list that collects a listing's defects instead of stopping at the first, or
-    None; :mod:`vcrbench.listing`)."""
+    None; :mod:`vcrbench.datasets.listing`)."""
 
     path: str | None = None
     labels: str | None = None
@@ -44,7 +44,7 @@ class DatasetRequest:
 
 
 #: ``read(request) -> DataFrame[image_id, path, label]`` (sorted by image id:
-#: :func:`vcrbench.layouts.dataset_frame`); a defect raises :class:`DatasetError` naming it.
+#: :func:`vcrbench.datasets.layouts.dataset_frame`); a defect raises :class:`DatasetError` naming it.
 Reader = Callable[[DatasetRequest], "pd.DataFrame"]
 #: ``classes(path) -> class names`` in label order, read from the kind's own tree.
 ClassReader = Callable[[str], list[str]]
@@ -106,7 +106,7 @@ class DatasetKind:
         return list(self.check(block)) if self.check is not None else []
 
 
-#: The registered kinds by name (the built-ins: import :mod:`vcrbench.datasets`); messages list
+#: The registered kinds by name (the built-ins: import :mod:`vcrbench.datasets.loading`); messages list
 #: them sorted, whatever order the modules registered them in.
 DATASET_KINDS: dict[str, DatasetKind] = {}
 

@@ -9,7 +9,7 @@ is appended to it as ``(where, what is wrong)`` and the row left out, so that th
 file at all (missing, no header, no rows) always raises.
 
 The dataset kinds ``folder`` and ``imagenet-val`` are registered here, beside their readers
-(:mod:`vcrbench.dataset_kinds`).
+(:mod:`vcrbench.datasets.kinds`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench.dataset_kinds import DatasetRequest, register_dataset_kind
+from vcrbench.datasets.kinds import DatasetRequest, register_dataset_kind
+from vcrbench.datasets.layouts import dataset_frame
 from vcrbench.errors import DatasetError
 from vcrbench.labels import imagenet_val_labels, imagenet_wnid_index
-from vcrbench.layouts import dataset_frame
 from vcrbench.vocab import IMAGE_SUFFIXES, UNLABELLED
 
 WNID_RE = re.compile(r"^n\d{8}$")

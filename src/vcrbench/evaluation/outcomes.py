@@ -8,7 +8,7 @@ the clean images, as the estimator takes them.
 Label spaces: the dataset's own (``pred == label``) and, for ImageNet-1k models, the 16 entry-level
 classes of the human experiments (``pred16 == label16``, accuracy over images of those classes),
 the 16-class decision by ``estimation.decision16``'s rule (:data:`vcrbench.labels.DECISION16_RULES`).
-Read by the curves and the ImageNet-C accuracy (:mod:`vcrbench.evaluate`), the defenses' effects
+Read by the curves and the ImageNet-C accuracy (:mod:`vcrbench.evaluation.evaluate`), the defenses' effects
 and the clean-correct tables.
 """
 
@@ -21,8 +21,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.errors import EvaluationError
+from vcrbench.files import io
 from vcrbench.labels import PROB16_COLUMNS, check_decision16, decide_16_by
 from vcrbench.vocab import (
     HUMAN_DECISION,

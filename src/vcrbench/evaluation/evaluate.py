@@ -2,7 +2,7 @@
 
 This joins what the earlier stages wrote (predictions on the test set and on the clean images, and
 the human reference's curves) and runs the estimator (:mod:`vcrbench.estimation`) once per label
-space and property on the model's outcomes (:mod:`vcrbench.outcomes`: accuracy, anchored at the
+space and property on the model's outcomes (:mod:`vcrbench.evaluation.outcomes`: accuracy, anchored at the
 clean accuracy, and consistency, anchored at 1). HMRI/MRSI are computed where a human reference
 exists, in the reference's label space (the human data are 16-class forced choice), over all of
 Δv ∈ [0, 1] as the paper (``HMRI_a``, …) and over
@@ -22,17 +22,17 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from vcrbench import estimation, io, metrics, seeding, zeroshot
-from vcrbench.differences import replicate_rows
+from vcrbench import estimation, seeding
 from vcrbench.errors import EvaluationError
+from vcrbench.estimation import metrics, zeroshot
 from vcrbench.estimation.status import (
     ShortProperties,
     check_short_label_space,
     with_status,
 )
 from vcrbench.estimation.storage import HumanEstimate, read_human_estimate, write_estimates
-from vcrbench.labels import DEFAULT_DECISION16, check_decision16
-from vcrbench.outcomes import (
+from vcrbench.evaluation.differences import replicate_rows
+from vcrbench.evaluation.outcomes import (
     STORED_DECISION16,
     Outcomes,
     decisions,
@@ -41,6 +41,8 @@ from vcrbench.outcomes import (
     read_prediction_file,
     read_predictions,
 )
+from vcrbench.files import io
+from vcrbench.labels import DEFAULT_DECISION16, check_decision16
 from vcrbench.vocab import (
     DATASET_DECISION,
     DATASET_LABEL_SPACE,
@@ -55,7 +57,7 @@ from vcrbench.vocab import (
     resolve_label_spaces,
 )
 
-#: Replicate metrics of an estimate folder, for paired differences (vcrbench.differences).
+#: Replicate metrics of an estimate folder, for paired differences (vcrbench.evaluation.differences).
 REPLICATES_FILE = "replicate_metrics.parquet"
 #: Where HMRI/MRSI integrate (:func:`human_range`).
 METRIC_RANGES = ("support", "full")
@@ -90,7 +92,7 @@ def evaluate(
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
     ``zero_shot`` (a dataset with its own classes): ``{"seen": [class …] or None, "unseen": …}``
-    adds the zero-shot properties (:mod:`vcrbench.zeroshot`: per-class mean accuracy, and with a
+    adds the zero-shot properties (:mod:`vcrbench.estimation.zeroshot`: per-class mean accuracy, and with a
     split seen, unseen and H) in the dataset's label space, as curves and ``R_cm``, ``R_s``,
     ``R_u``, ``R_H``.
 
@@ -193,7 +195,7 @@ def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
     """One property's estimate in one label space: ``(estimate, its metrics-row values, its
     replicate rows and those of its HMRI/MRSI)``."""
     # The seed leaves the model out: every model's replicate b resamples the same images,
-    # so differences between models are paired (vcrbench.differences).
+    # so differences between models are paired (vcrbench.evaluation.differences).
     est_seed = seeding.derive_seed(setup.seed, "estimate", setup.corruption, space, prop)
     est = estimation.estimate(
         o.dv,

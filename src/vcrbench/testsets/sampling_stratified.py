@@ -1,12 +1,12 @@
 """Δv-stratified sampling: the paper's c ~ U(C), kept under per-bin quotas of Δv.
 
 The paper's estimand averages over P(x, x′ | v): at a given Δv, the images and parameters that
-uniform sampling of the domain C puts there. Δv-uniform sampling (:mod:`vcrbench.sampling`) reaches
+uniform sampling of the domain C puts there. Δv-uniform sampling (:mod:`vcrbench.testsets.sampling`) reaches
 every bin but moves all parameters of a corruption along one path, so for a multi-parameter
 corruption it changes which corruptions stand at a given Δv. This sampler keeps them:
 
 1. Candidates are drawn as parameter-uniform sampling draws its samples: candidate k shows entry k
-   of the image sequence (:func:`vcrbench.sampling.image_sequence`), has parameters c ~ U(C) and
+   of the image sequence (:func:`vcrbench.testsets.sampling.image_sequence`), has parameters c ~ U(C) and
    the seed ``derive_seed(seed, "sample", corruption, k)``; the first N candidates are exactly the
    parameter-uniform manifest. Every candidate is corrupted and its Δv measured.
 2. Strata are Alg. 1's bins 0..bins−2 (Δv = 1, bin bins−1, joins the last one). After the first N
@@ -109,7 +109,7 @@ def stratified_draws(
 
     ``draw(start, params)`` corrupts and measures candidates ``start, start + 1, …`` with the
     given parameter arrays and returns their clean-set rows and Δv
-    (:func:`vcrbench.sampling.make_manifest` supplies it). Options: ``max_candidates``,
+    (:func:`vcrbench.testsets.sampling.make_manifest` supplies it). Options: ``max_candidates``,
     ``bins``, ``batch_size`` (the smallest round after the first). Returns the kept candidates'
     indices (increasing), clean-set rows, parameters and Δv, the run's description, and the Δv
     of the first ``n`` candidates (the parameter-uniform draws).

@@ -12,7 +12,7 @@ docs/defenses.md):
   corrupted outcomes of an image resampled together) gives the interval, widened for few images as
   the estimator's intervals are (``small_sample: t``);
 - ΔR̂ = R̂_defended − R̂_undefended for accuracy (``R_a``) and consistency (``R_p``), with the paired
-  bootstrap intervals and p-values of :func:`vcrbench.differences.differences`: both models'
+  bootstrap intervals and p-values of :func:`vcrbench.evaluation.differences.differences`: both models'
   replicate b resample the same images.
 """
 
@@ -24,17 +24,18 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench import io, seeding
-from vcrbench.differences import differences
+from vcrbench import seeding
 from vcrbench.errors import EvaluationError
 from vcrbench.estimation import percentile_interval
 from vcrbench.estimation.bootstrap import small_sample_factor
-from vcrbench.outcomes import (
+from vcrbench.evaluation.differences import differences
+from vcrbench.evaluation.outcomes import (
     STORED_DECISION16,
     outcomes,
     read_prediction_file,
     read_predictions,
 )
+from vcrbench.files import io
 from vcrbench.vocab import (
     DEFENSE_COLUMNS,
     DEFENSE_DELTA_COLUMNS,
@@ -145,7 +146,7 @@ def defense_effects(
     both models of every pair (``replicate_metrics.parquet``); ``defenses``: model -> a label of
     its defense; ``label_spaces``: ``estimation.label_spaces``; ``settings``: the config's
     ``estimation`` block (``n_boot``, ``level``, ``small_sample``). The 16-class decision is the
-    stored one (:data:`~vcrbench.outcomes.STORED_DECISION16`).
+    stored one (:data:`~vcrbench.evaluation.outcomes.STORED_DECISION16`).
     """
     spaces = resolve_label_spaces(label_spaces, dataset_label_space)
     rows = []

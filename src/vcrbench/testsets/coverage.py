@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from vcrbench import io
 from vcrbench.bins import counts_per_bin, scaled_min_count
+from vcrbench.files import io
 from vcrbench.settings import CoverageSettings
 from vcrbench.vocab import COVERAGE_COLUMNS, DV_HISTOGRAM_COLUMNS
 

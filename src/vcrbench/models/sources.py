@@ -72,6 +72,10 @@ FineTuned = Callable[[dict[str, Any]], dict[str, Any]]
 #: ``throughput_name(entry) -> name``: the architecture an entry is looked up under in the
 #: published throughput table (``data/planning/gpu_throughput.json``).
 ThroughputName = Callable[[Mapping[str, Any]], str]
+#: ``shipped(spec) -> path``: the weights file of a source whose weights ship in an installed
+#: package (nothing to download); raises :class:`~vcrbench.errors.WeightsUnavailableError` naming
+#: the package to install when it is not.
+ShippedWeights = Callable[..., str]
 
 
 def same_source(entry: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +105,9 @@ class Source:
     fine_tuned: FineTuned | None = None
     #: None: ``source:id``, which the throughput table's aliases may map to an architecture.
     throughput_name: ThroughputName | None = None
+    #: None: its weights are had by building the model once (``fetch_weights`` downloads them
+    #: where the source downloads); else where they ship, found without building the model.
+    shipped: ShippedWeights | None = None
 
     def architecture(self, entry: Mapping[str, Any]) -> str:
         """The name ``entry`` is looked up under in the throughput table (before aliases)."""
@@ -120,15 +127,18 @@ def register_source(
     check: SourceCheck | None = None,
     fine_tuned: FineTuned | None = None,
     throughput_name: ThroughputName | None = None,
+    shipped: ShippedWeights | None = None,
 ) -> Callable[[SourceBuilder], SourceBuilder]:
     """Decorator: register ``build(spec, device) -> Built`` as the model source ``name``, with
-    its entry keys, their parser, its check, how it is fine-tuned and its throughput name (see
-    :class:`Source`; None leaves each out)."""
+    its entry keys, their parser, its check, how it is fine-tuned, its throughput name and where
+    its weights ship (see :class:`Source`; None leaves each out)."""
 
     def deco(fn: SourceBuilder) -> SourceBuilder:
         if name in SOURCES:
             raise ModelConfigError(f"model source {name!r} is already registered")
-        SOURCES[name] = Source(name, fn, frozenset(keys), parse, check, fine_tuned, throughput_name)
+        SOURCES[name] = Source(
+            name, fn, frozenset(keys), parse, check, fine_tuned, throughput_name, shipped
+        )
         return fn
 
     return deco

@@ -124,12 +124,21 @@ def test_restyling_reruns_only_figure_and_table_rules(copy_run):
     # The style reaches the outputs: two of them made (the targets last: --configfile, which the
     # helper puts first, takes several values). Every figure and table rule redrawn, and again
     # with the same bytes, is the archive test's (tests/workflow/test_archive_workflow.py).
-    made = ("results/figures/curves/brightness.svg", "results/tables/paper/table2_coverage.md")
+    # (the tiny config draws PNG alone: the PDFs of a figure and of Fig. 3's overview are these)
+    made = (
+        "results/figures/curves/brightness.svg",
+        "results/figures/curves/brightness.pdf",
+        "results/figures/examples/overview.pdf",
+        "results/tables/paper/table2_coverage.md",
+    )
     proc = snakemake(copy_run, "--cores", "2", *made, configfile=config)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert {r for r, _ in scheduled_jobs(proc.stdout + proc.stderr)} <= FIGURE_RULES
+    for pdf in made[1:3]:
+        data = (copy_run / pdf).read_bytes()
+        assert data.startswith(b"%PDF") and len(data) > 1000, pdf
     assert (copy_run / made[0]).read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
-    md = (copy_run / made[1]).read_text()
+    md = (copy_run / made[-1]).read_text()
     numbers = re.findall(r"\b\d\.\d+\b", md)
     assert numbers and all(len(n) == 4 for n in numbers), numbers  # digits: 2
     again = scheduled_jobs(dry_run(copy_run, configfile=config, extra=made))

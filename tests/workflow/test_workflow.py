@@ -210,7 +210,8 @@ def test_end_to_end_outputs(finished_run):
     assert bright["HMRI_a"].isna().all()
 
     figures = list((finished_run / "results" / "figures").rglob("*"))
-    assert any(f.suffix == ".png" for f in figures) and any(f.suffix == ".pdf" for f in figures)
+    # tests/workflow/tiny.yaml draws PNG alone (the restyling test writes PDFs)
+    assert any(f.suffix == ".png" for f in figures) and not any(f.suffix == ".pdf" for f in figures)
 
     # Table 1: the run's models, the paper's columns first (architecture, training method), then
     # parameters counted on the built model and clean accuracy
@@ -228,15 +229,13 @@ def test_end_to_end_outputs(finished_run):
         assert (tables / "paper" / f"table1_models.{ext}").is_file()
     # Fig. 3/10: one example grid per corruption, from the run's shards
     for corruption in ("gaussian_noise", "brightness"):
-        for ext in ("png", "pdf"):
-            grid = finished_run / "results" / "figures" / "examples" / f"{corruption}.{ext}"
-            assert grid.is_file() and grid.stat().st_size > 1000, grid
+        grid = finished_run / "results" / "figures" / "examples" / f"{corruption}.png"
+        assert grid.is_file() and grid.stat().st_size > 1000, grid
     # Fig. 3: every corruption as a row (tests/unit/test_table1_and_examples.py checks the rows)
     overview = finished_run / "results" / "figures" / "examples" / "overview"
     with Image.open(overview.with_suffix(".png")) as image:
         image.verify()  # a whole PNG, not only its signature
         assert image.format == "PNG" and min(image.size) > 300, image.size
-    assert overview.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
 
 
 @pytest.mark.slow

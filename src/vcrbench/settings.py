@@ -184,6 +184,8 @@ class HumanMappingSettings:
         options (the ``mapping`` param of the rule ``map_human_conditions``); a key it leaves
         out: the schema's default."""
         return _of_block(cls, mapping)
+
+
 #: ``estimation.anchor1``'s value that pins s(1) at chance level, 1/K of the label space's K
 #: classes (:func:`chance_level`): what an observer that guesses scores once Δv = 1 (VIF = 0)
 #: leaves no information.
@@ -311,6 +313,8 @@ class EstimationSettings:
 
             chance = min(chance, float(mean(anchor0)))
         return replace(self, anchor1=chance)
+
+
 #: What ranks a leaderboard (``figures.leaderboard_sort``).
 LEADERBOARD_SORTS = schema.enum_of("figures.leaderboard_sort")
 
@@ -354,6 +358,8 @@ class TableSettings:
         """From a validated config's ``figures`` block (its other keys, the figures' style, are
         not the tables'); a key it leaves out: the schema's default."""
         return _of_block(cls, figures)
+
+
 #: What a clean set does with an unreadable image (``dataset.on_error``, ``retrain.pool.on_error``).
 ON_ERROR_VALUES = schema.enum_of("dataset.on_error")
 #: The image sets of a dataset that ships a train/test split (``dataset.split``).

@@ -145,7 +145,9 @@ def test_human_mapping_settings_are_the_blocks_with_the_schemas_defaults():
     assert HumanMappingSettings.of_config({}) == HumanMappingSettings()
     # a reference's own mapping overrides the block's keys; the job's param stays a plain mapping
     refs = {"noise": {"kind": "geirhos2018", "experiment": "noise", "mapping": {"draws": 2}}}
-    config = plan.validate({**_config(), "humans": {"mapping": {"n_images": 9}, "references": refs}})
+    config = plan.validate(
+        {**_config(), "humans": {"mapping": {"n_images": 9}, "references": refs}}
+    )
     params = mapping_params(plan.Plan(config), "noise")
     assert params["mapping"] == {**config["humans"]["mapping"], "draws": 2}
     want = HumanMappingSettings(n_images=9, draws=2)
@@ -264,6 +266,8 @@ def test_chance_is_resolved_per_label_space_and_nothing_else_is():
     assert resolved == dataclasses.replace(settings, anchor1=1 / 16)
     assert resolved.for_label_space("imagenet1k") is resolved  # a number stays
     assert EstimationSettings().for_label_space(None) == EstimationSettings()
+
+
 # ------------------------------------------------------------------ the tables' settings
 
 
@@ -285,6 +289,8 @@ def test_table_settings_are_the_figures_blocks_table_keys_with_the_schemas_defau
         TableSettings(digits=11)
     with pytest.raises(ValueError, match="digits must be an integer, not 2.5"):
         TableSettings(digits=2.5)
+
+
 # ------------------------------------------------------------------ the dataset block
 
 

@@ -122,7 +122,8 @@ def evaluate(
     human = None
     if reference_dir is not None:
         human = read_human_estimate(Path(reference_dir))
-    setup = _Setup(model, corruption, settings, seed, human, scenario_level, progress)
+    est_settings = estimation.EstimationSettings.of_config(settings)
+    setup = _Setup(model, corruption, settings, est_settings, seed, human, scenario_level, progress)
 
     estimates: dict[tuple[str, str], estimation.Estimate] = {}
     metric_rows = []
@@ -185,6 +186,8 @@ class _Setup(NamedTuple):
     model: str
     corruption: str
     settings: Mapping
+    #: the estimator's keys of ``settings``, typed once for every estimate of the call
+    est_settings: estimation.EstimationSettings
     seed: int
     human: HumanEstimate | None
     scenario_level: float
@@ -201,7 +204,7 @@ def _property(setup: _Setup, space: str, key: str, prop: str, o: Outcomes):
         o.dv,
         o.y,
         o.anchor,
-        estimation.EstimationSettings.of_config(setup.settings).for_label_space(space, o.anchor),
+        setup.est_settings.for_label_space(space, o.anchor),
         groups=o.groups,
         anchor_groups=o.anchor_groups,
         seed=est_seed,

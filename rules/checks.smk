@@ -10,7 +10,6 @@ from vcrbench.errors import ConfigError, DatasetError, ModelConfigError
 from vcrbench.models import checks as model_checks
 from vcrbench.plan import cluster as vcluster
 from vcrbench.plan import (
-    console,
     dataset_check,
     label_space_check,
     runlock,
@@ -19,8 +18,6 @@ from vcrbench.plan import (
 from vcrbench.plan import work as vwork
 
 RUN = {}  # this run, once `onstart` has taken the folder
-# A failed job's error once: its own line, then its log's path (vcrbench.plan.console).
-console.one_line_job_errors()
 
 
 onstart:

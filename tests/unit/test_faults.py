@@ -251,47 +251,6 @@ def test_a_failed_script_leaves_its_traceback_in_its_log_only(tmp_path):
     assert "Traceback" in log and "ValueError: the labels file lists no images" in log
 
 
-def _record(logger, event, msg="Error in rule r, jobid: 3", **extra):
-    import logging
-
-    return logger.makeRecord(logger.name, logging.ERROR, __file__, 1, msg, None, None,
-                             extra={"event": event, **extra})  # fmt: skip
-
-
-def test_snakemakes_account_of_a_failed_job_is_cut_to_its_log(caplog):
-    """What the console shows after a job's own line: its log's path, never `message: None`;
-    Snakemake's own words where the job could say nothing (a kill) or ran elsewhere (a cluster)."""
-    import logging
-
-    from snakemake_interface_logger_plugins.common import LogEvent
-
-    from vcrbench.plan import console
-
-    logger = logging.getLogger("test.snakemake.logging")
-    logger.filters.clear()
-    added = console.one_line_job_errors(logger)
-    assert console.one_line_job_errors(logger) is added and logger.filters == [added]
-    error = (
-        "RuleException:\nCalledProcessError in file rules/x.smk, line 3:\nCommand 'python s.py' "
-    )
-    local = {"rule_name": "check_images", "rule_msg": None, "log": ["results/logs/c.log"]}
-    with caplog.at_level(logging.DEBUG, logger=logger.name):
-        logger.handle(_record(logger, LogEvent.ERROR, error + "returned non-zero exit status 1.",
-                              exception="RuleException"))  # fmt: skip
-        logger.handle(_record(logger, LogEvent.JOB_ERROR, **local))
-        killed = error + "died with <Signals.SIGKILL: 9>."
-        logger.handle(_record(logger, LogEvent.ERROR, killed, exception="RuleException"))
-        cluster = {**local, "rule_msg": "SLURM-job '17' failed, SLURM status is: 'TIMEOUT'"}
-        logger.handle(_record(logger, LogEvent.JOB_ERROR, **cluster))
-    shown = [r.getMessage() for r in caplog.records]
-    assert shown == [
-        "vcrbench: log of the failed job check_images: results/logs/c.log",
-        killed,
-        "Error in rule r, jobid: 3",
-    ]
-    assert caplog.records[-1].rule_msg == cluster["rule_msg"]
-
-
 @pytest.fixture
 def small_disk(tmp_path):
     """A 1 MiB tmpfs at ``tmp_path/disk`` (needs root: skipped, saying why, otherwise)."""

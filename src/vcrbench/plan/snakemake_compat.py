@@ -7,10 +7,8 @@ start-up plan line need them. :func:`cores` reads ``workflow.cores`` (documented
 (``workflow.dag.jobs``, ``workflow.dag.needrun_jobs()``: not documented) and hands on plain
 :class:`PlannedJob` records, so no library layer sees a Snakemake object.
 
-Snakemake's logger marks each record with its event (``LogEvent`` of the logger plugin interface,
-public), but the fields a failed job's records carry (``rule_name``, ``rule_msg``, ``log``,
-``exception``) are documented nowhere: :func:`failed_job` and :func:`rule_exception` read them
-for :mod:`vcrbench.plan.console` and hand on plain values.
+The console reads no Snakemake internals: it is a logger plugin (:mod:`vcrbench.plan.console`),
+Snakemake's public mechanism, and reads the record fields its interface documents.
 
 ``tests/unit/test_snakemake_compat.py`` runs a real Snakemake on small Snakefiles through these
 functions: an upgrade that changes what they read fails that test.
@@ -18,7 +16,6 @@ functions: an upgrade that changes what they read fails that test.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -58,38 +55,3 @@ UNBOUNDED = 10_000
 def to_run(jobs: list[PlannedJob]) -> list[PlannedJob]:
     """The jobs of ``jobs`` that are to run."""
     return [job for job in jobs if job.needrun]
-
-
-@dataclass(frozen=True)
-class FailedJob:
-    """A job Snakemake's logger reports as failed (its ``JOB_ERROR`` event): the job's rule, its
-    log files, and the message Snakemake shows for it: the rule's ``message:``, or Snakemake's own
-    account where the job ran elsewhere (a cluster job: ``SLURM-job … failed``); None for a
-    local job of a rule without ``message:``."""
-
-    rule: str
-    logs: tuple[str, ...]
-    message: str | None
-
-
-def failed_job(record: logging.LogRecord) -> FailedJob | None:
-    """The failed job a record of Snakemake's logger reports, None for any other record."""
-    from snakemake_interface_logger_plugins.common import LogEvent
-
-    if getattr(record, "event", None) != LogEvent.JOB_ERROR:  # a StrEnum: equal to its value
-        return None
-    logs = tuple(str(x) for x in (getattr(record, "log", None) or []))
-    return FailedJob(str(getattr(record, "rule_name", "")), logs, getattr(record, "rule_msg", None))
-
-
-def rule_exception(record: logging.LogRecord) -> str | None:
-    """The text of the error a record of Snakemake's logger reports for a failed rule (its
-    ``ERROR`` event with a ``RuleException``: e.g. the ``CalledProcessError`` of a script's
-    command), None for any other record."""
-    from snakemake_interface_logger_plugins.common import LogEvent
-
-    if getattr(record, "event", None) != LogEvent.ERROR:
-        return None
-    if getattr(record, "exception", None) != "RuleException":
-        return None
-    return str(record.msg)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from snakemake_interface_logger_plugins.common import LogEvent
 
 from vcrbench.plan import console
@@ -152,20 +153,21 @@ SCRIPT = (
 )
 
 
-def run_snakemake(folder: Path, *args: str) -> str:
-    """A real Snakemake with the plugin on the failing rules above (keep going: all four fail);
-    returns what it printed. Run in ``folder``: no workflow profile of this repository applies."""
-    (folder / "Snakefile").write_text(FAILING)
+def run_snakemake(folder: Path, *args: str, snakefile: str = FAILING, path: str = "") -> str:
+    """A real Snakemake with the plugin on ``snakefile`` (keep going: every job fails); returns
+    what it printed. Run in ``folder``: no workflow profile of this repository applies."""
+    (folder / "Snakefile").write_text(snakefile)
     (folder / "fail.py").write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}  # fmt: skip
+    if path:
+        env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
     proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", "--keep-going", "--logger",
-         "vcrbench", *args],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "snakemake", "--keep-going", "--logger", "vcrbench", *args],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     said = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and "own line: script_fails failed" in said, said[-3000:]
+    assert proc.returncode != 0 and "Exiting because a job execution failed" in said, said[-3000:]
     return said
 
 
@@ -174,8 +176,9 @@ def test_the_plugin_in_a_real_snakemake(tmp_path):
     script's block is one line naming its log, its exit-1 CalledProcessError gone; an exit 2
     named; a rule with a message keeps Snakemake's block; and Snakemake's filter and formatter
     still shape the rest (the jobs' blocks, with the blank line before each)."""
-    said = run_snakemake(tmp_path)
+    said = run_snakemake(tmp_path, "--cores", "1")
     lines = said.splitlines()
+    assert "own line: script_fails failed" in lines
     assert "vcrbench: log of the failed job script_fails: logs/script.log" in lines
     assert "vcrbench: log of the failed job no_log: none (the job has no log)" in lines
     assert "vcrbench: log of the failed job exit_2: logs/exit2.log" in lines
@@ -195,7 +198,57 @@ def test_the_plugin_in_a_real_snakemake(tmp_path):
 def test_the_plugin_honours_quiet(tmp_path):
     """``--quiet`` (no jobs' blocks, no progress) hides the one line as it hides Snakemake's
     blocks; an error Snakemake shows anyway is still shown, the exit-1 ones still dropped."""
-    said = run_snakemake(tmp_path, "--quiet")
+    said = run_snakemake(tmp_path, "--cores", "1", "--quiet")
     assert "localrule" not in said and "steps (" not in said
     assert "vcrbench: log of the failed job" not in said and "Error in rule" not in said
     assert "returned non-zero exit status 2." in said and said.count("CalledProcessError") == 1
+
+
+ON_A_CLUSTER = """\
+rule all:
+    input: "out/remote.txt", "out/here.txt"
+
+rule remote:
+    output: "out/remote.txt"
+    log: "logs/remote.log"
+    shell: "exit 1"
+
+rule coverage_table:
+    output: "out/here.txt"
+    log: "logs/here.log"
+    localrule: True
+    shell: "exit 1"
+"""
+
+#: Stand-in SLURM commands: a submitted job is job 7, and sacct says it failed.
+STAND_IN = """#!/bin/sh
+case "$(basename "$0")" in
+  sbatch) echo 7 ;;
+  sacct) case "$*" in *--name*) echo '7|FAILED' ;; *) echo NonZeroExitCode ;; esac ;;
+  sacctmgr|sshare) echo acct ;;
+  scontrol) echo 'MinJobAge = 300 sec' ;;
+esac
+"""
+
+
+@pytest.mark.slow  # the SLURM executor waits between its status checks: about 15 s
+def test_the_plugin_in_a_cluster_run(tmp_path):
+    """With the SLURM executor (stand-in commands): Snakemake says it provides remote nodes,
+    the cluster job's failure keeps Snakemake's block with the cluster's status and log, and a
+    local rule's job (vcrbench.plan.cluster.LOCAL_RULES) ran here: its one line."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name in ("sbatch", "sacct", "sacctmgr", "sshare", "sinfo", "squeue", "scontrol"):
+        (bin_ / name).write_text(STAND_IN)
+        (bin_ / name).chmod(0o755)
+    run = tmp_path / "run"
+    run.mkdir()
+    said = run_snakemake(
+        run, "--executor", "slurm", "--jobs", "2", "--slurm-init-seconds-before-status-checks",
+        "1", "--default-resources", "slurm_partition=cpu", "slurm_account=acct", "runtime=5",
+        snakefile=ON_A_CLUSTER, path=str(bin_),
+    )  # fmt: skip
+    assert "Provided remote nodes" in said, said[-3000:]
+    assert "vcrbench: log of the failed job coverage_table: logs/here.log" in said.splitlines()
+    assert "Error in rule remote:" in said and "SLURM-job '7' failed" in said, said[-3000:]
+    assert "vcrbench: log of the failed job remote" not in said

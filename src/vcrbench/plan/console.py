@@ -30,7 +30,8 @@ Only the record fields the logger plugin interface documents are read: ``JOB_INF
 ``ERROR``'s ``exception``, ``RESOURCES_INFO``'s ``nodes`` (given when the run submits its jobs to
 a cluster), and the message of the record. Which of a cluster run's rules run where Snakemake runs
 is the workflow's own list (:data:`vcrbench.plan.cluster.LOCAL_RULES`). tests/unit/test_console.py
-runs a real Snakemake with the plugin: an upgrade that stops giving these fails there.
+runs a real Snakemake with the plugin, locally and with the SLURM executor on stand-in commands:
+an upgrade that stops giving these fails there.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ class LogHandler(LogHandlerBase):
         self.console = Console(stream, colour_on(stream, self.common_settings.nocolor))
 
     def handle(self, record):
-        self.console.see(record)  # before the filter: a job's record hidden by --quiet too
+        self.console.see(record)  # before Snakemake's filter: what --quiet hides too
         return super().handle(record)
 
     def emit(self, record) -> None:

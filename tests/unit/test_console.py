@@ -98,6 +98,24 @@ def test_the_local_rules_of_a_cluster_run_are_the_workflows():
     assert not out.ran_here(console.Job("predict_model", (), None))
 
 
+def test_the_plugin_sees_what_snakemakes_filter_hides(capsys):
+    """``--quiet progress`` hides the record that says the run submits to a cluster; the plugin
+    still knows it, so a cluster job keeps Snakemake's block."""
+    from types import SimpleNamespace
+
+    from snakemake_logger_plugin_vcrbench import LogHandler
+
+    handler = LogHandler(SimpleNamespace(stdout=False, nocolor=True), None)
+    handler.addFilter(lambda r: r.event != LogEvent.RESOURCES_INFO)  # as --quiet progress
+    nodes = record(LogEvent.RESOURCES_INFO, "Provided remote nodes: 5", nodes=5)
+    for r in [nodes, job_info(1, "predict_model", ["p.log"]), job_error(1)]:
+        handler.handle(r)
+    err = capsys.readouterr().err
+    assert "Provided remote nodes" not in err and "Error in rule r, jobid: 1\n" in err
+    assert not (handler.writes_to_file or handler.has_filter or handler.has_formatter)
+    assert handler.writes_to_stream and not handler.needs_rulegraph
+
+
 def test_the_console_writes_as_snakemakes_does():
     """A blank line before a job's block (one before a group's blocks), nothing for an empty
     text, colour by level only where it is on."""

@@ -88,8 +88,8 @@ class Console:
         self._after_job_info = False
 
     def see(self, record: logging.LogRecord) -> None:
-        """Remember what ``record`` says of a job or of the run (whether or not it is shown:
-        ``--quiet rules`` hides the jobs' records, not their failures' lines)."""
+        """Remember what ``record`` says of a job or of the run, whether or not it is shown
+        (``--quiet progress`` hides the record that says the run submits to a cluster)."""
         event = getattr(record, "event", None)
         if event == LogEvent.JOB_INFO:
             logs = tuple(str(x) for x in (getattr(record, "log", None) or ()))

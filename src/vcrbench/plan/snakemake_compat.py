@@ -7,6 +7,16 @@ start-up plan line need them. :func:`cores` reads ``workflow.cores`` (documented
 (``workflow.dag.jobs``, ``workflow.dag.needrun_jobs()``: not documented) and hands on plain
 :class:`PlannedJob` records, so no library layer sees a Snakemake object.
 
+Why not the plan layer's own job list (issue 37 asked for it): the plan knows every job of the
+config, finished or not, but which of them are to run is Snakemake's decision, made from its
+own metadata under the workflow's rerun triggers (params, the set of inputs, mtimes, software
+environment, incomplete markers). Checking every planned job instead would make a finished run,
+or a fresh checkout with copied results, read a dataset and weights it no longer has; guessing
+from the outputs' existence would skip the checks exactly when a changed setting reruns a job.
+The logger plugin interface (public) documents per-rule job counts on its ``RUN_INFO`` event,
+but Snakemake 9.27 sends no such field (its counts are in ``stats``, undocumented), with no
+wildcards, and on the plugin's thread, after ``onstart`` may have begun.
+
 The console reads no Snakemake internals: it is a logger plugin (:mod:`vcrbench.plan.console`),
 Snakemake's public mechanism, and reads the record fields its interface documents.
 

@@ -98,6 +98,7 @@ rule geirhos_dnn_table:
         anchor=PLAN.setting("humans.anchor"),
         placement=PLAN.setting("humans.placement"),
         metric_range=PLAN.setting("humans.metric_range"),
+        scenario_level=PLAN.setting("humans.scenario_level"),
         version=PLAN.version("geirhos_dnn_table"),
     script:
         "../workflow/scripts/geirhos_dnn_table.py"

@@ -46,7 +46,6 @@ TIED: dict[str, dict[str, str]] = {
         "save_logprobs": "inference.save_logprobs",
     },
     "vcrbench.datasets.kinds:DatasetRequest.__init__": {"split": "dataset.split"},
-    "vcrbench.estimation.metrics:compare": {"scenario_level": "humans.scenario_level"},
     "vcrbench.models.spec:ModelSpec.__init__": {"precision": "inference.precision"},
     "vcrbench.retrain.loop:TrainSettings.__init__": {
         "epochs": "retrain.runs.*.epochs",
@@ -113,7 +112,6 @@ CONSTANTS: dict[str, tuple[str, ...]] = {
     ),
     "vcrbench.estimation.bootstrap:DEFAULT_LEVEL": ("estimation.level",),
     "vcrbench.labels:DEFAULT_DECISION16": ("estimation.decision16",),
-    "vcrbench.estimation.metrics:DEFAULT_SCENARIO_SUPPORT": ("humans.scenario_level",),
     "vcrbench.inference.run:DEFAULT_BATCH_SIZE": ("inference.batch_size",),
     "vcrbench.estimation.similarity:SIMILARITY_LEVEL": ("estimation.similarity_level",),
     "vcrbench.estimation.similarity:SIMILARITY_BAND": ("estimation.similarity_band",),

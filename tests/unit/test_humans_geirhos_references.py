@@ -156,7 +156,7 @@ def test_trained_networks_on_the_dv_axis():
     est_h = human_estimates(humans, cdv, zero, seed, name="humans", properties=("accuracy",))
     noise = ExperimentHumans("noise", cdv, seed, est_h)
     fit = HumanFit(settings, "auto", "draw")
-    table = trained.trained_vs_humans([noise], fit, metric_range="support")
+    table = trained.trained_vs_humans([noise], fit, metric_range="support", scenario_level=0.95)
     assert tuple(table.columns) == trained.TABLE_COLUMNS
     assert table["test"].tolist() == ["noise-png"] * 9
     base = table[table.model == "A1"].iloc[0]

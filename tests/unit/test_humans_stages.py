@@ -80,6 +80,7 @@ def test_dnn_table(run, tmp_path):
         fit=FIT,
         seed=0,
         metric_range="support",
+        scenario_level=0.95,
     )
     assert table["network"].tolist() == ["googlenet", "resnet152", "vgg19"]
     assert (table["reference"] == "geirhos2018-lowpass").all()
@@ -97,8 +98,22 @@ def test_dnn_table(run, tmp_path):
     # humans are more robust to low-pass than these networks (Geirhos et al.'s finding)
     assert (table["HMRI"] < 1).all()
     assert pd.read_csv(out).shape[0] == 3
+    # each row's scenario is reported where scenario_level of the replicates agree with it
+    # (humans.scenario_level), "undetermined" below it
+    determined = table["scenario"] != "undetermined"
+    assert determined.tolist() == (table["scenario_support"] >= 0.95).tolist()
+    assert not determined.all()  # 6 replicates: a lower level below has labels to give
+    lenient = geirhos_stages.dnn_table(
+        references, {"geirhos2018-lowpass": ref / "conditions.parquet"},
+        {"geirhos2018-lowpass": ref}, tmp_path / "lenient.csv", fit=FIT, seed=0,
+        metric_range="support", scenario_level=0.01,
+    )  # fmt: skip
+    assert (lenient["scenario"] != "undetermined").all()
+    assert lenient.drop(columns="scenario").equals(table.drop(columns="scenario"))
     with pytest.raises(HumanDataError, match="no geirhos2018 reference"):
-        geirhos_stages.dnn_table({}, {}, {}, out, fit=FIT, seed=0, metric_range="support")
+        geirhos_stages.dnn_table(
+            {}, {}, {}, out, fit=FIT, seed=0, metric_range="support", scenario_level=0.95
+        )
 
 
 def test_user_trials_with_dv_need_no_conditions(run, tmp_path):

@@ -191,7 +191,7 @@ def _estimate(f, n, seed, n_boot=40):
 def test_compare_point_values_and_paired_intervals():
     human = _estimate(lambda v: 0.95 / (1 + np.exp((v - 0.8) / 0.05)), 4000, 1)
     model = _estimate(lambda v: 0.85 / (1 + np.exp((v - 0.6) / 0.08)), 4000, 2, n_boot=30)
-    out = M.compare(human, model, level=0.95)
+    out = M.compare(human, model, level=0.95, scenario_level=0.95)
     point = M.human_aware(human.values, model.values, human.grid)
     for key in ("A_h", "A_m", "A_h_gt_m", "A_m_gt_h", "HMRI", "MRSI", "scenario"):
         assert out[key] == point[key]
@@ -213,7 +213,7 @@ def test_compare_point_values_and_paired_intervals():
 def test_compare_without_replicates_and_on_other_grids():
     human = _estimate(lambda v: 0.9 - 0.8 * v, 1000, 3, n_boot=0)
     model = _estimate(lambda v: 0.8 - 0.7 * v, 1000, 4, n_boot=10)
-    out = M.compare(human, model, level=0.95)
+    out = M.compare(human, model, level=0.95, scenario_level=0.95)
     assert out["n_boot"] == 0 and np.isnan(out["HMRI_lo"]) and np.isnan(out["scenario_support"])
     assert out["scenario"] in M.SCENARIOS
     rng = np.random.default_rng(0)
@@ -222,11 +222,11 @@ def test_compare_without_replicates_and_on_other_grids():
         dv, rng.uniform(size=1000) < 0.5, 0.5, EstimationSettings(n_boot=0, grid_size=101), seed=0
     )
     with pytest.raises(ValueError, match="different grids"):
-        M.compare(human, coarse, level=0.95)
+        M.compare(human, coarse, level=0.95, scenario_level=0.95)
 
 
 def test_compare_of_an_estimate_with_itself():
     est = _estimate(lambda v: 0.9 - 0.8 * v, 2000, 5, n_boot=20)
-    out = M.compare(est, est, level=0.95)
+    out = M.compare(est, est, level=0.95, scenario_level=0.95)
     assert (out["HMRI"], out["MRSI"], out["scenario"]) == (1.0, 0.0, M.SCENARIO_IDENTICAL)
     assert out["HMRI_lo"] == 1.0 and out["MRSI_hi"] == 0.0 and out["scenario_support"] == 1.0

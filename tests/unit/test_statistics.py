@@ -125,8 +125,8 @@ def test_compare_restricted_to_support_equals_full_on_0_1_and_labels_need_95_per
     m = 0.8 - 0.5 * grid
     human = _estimate(h, np.clip(h + rng.normal(0, 0.01, (100, 1)), 0, 1))
     model = _estimate(m, np.clip(m + rng.normal(0, 0.2, (100, 1)), 0, 1))
-    full = metrics.compare(human, model, level=0.95)
-    same = metrics.compare(human, model, support=(0.0, 1.0), level=0.95)
+    full = metrics.compare(human, model, level=0.95, scenario_level=0.95)
+    same = metrics.compare(human, model, support=(0.0, 1.0), level=0.95, scenario_level=0.95)
     assert {k: v for k, v in full.items() if k != "replicates"} == {
         k: v for k, v in same.items() if k != "replicates"
     }
@@ -134,7 +134,9 @@ def test_compare_restricted_to_support_equals_full_on_0_1_and_labels_need_95_per
     # the model's replicates cross the human curve in many draws: the label is not supported
     assert full["scenario_support"] < 0.95
     assert full["scenario_label"] == metrics.SCENARIO_UNDETERMINED
-    sure = metrics.compare(human, _estimate(m, np.tile(m, (100, 1))), level=0.95)
+    sure = metrics.compare(
+        human, _estimate(m, np.tile(m, (100, 1))), level=0.95, scenario_level=0.95
+    )
     assert sure["scenario_support"] == 1.0 and sure["scenario_label"] == full["scenario"]
     assert len(full["replicates"]["HMRI"]) == 100
     assert metrics.scenario_label("mixed", float("nan"), 0.95) == metrics.SCENARIO_UNDETERMINED

@@ -28,4 +28,5 @@ with job.run(snakemake):
         fit=HumanFit(p.settings, p.anchor, p.placement),
         seed=p.seed,
         metric_range=p.metric_range,
+        scenario_level=p.scenario_level,
     )

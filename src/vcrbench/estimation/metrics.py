@@ -36,8 +36,6 @@ SCENARIOS = (SCENARIO_HUMANS_BETTER, SCENARIO_MODEL_BETTER, SCENARIO_MIXED, SCEN
 DEFAULT_TOL = 1e-9
 
 
-#: Share of bootstrap replicates that must agree with a scenario for it to be reported.
-DEFAULT_SCENARIO_SUPPORT = 0.95
 SCENARIO_UNDETERMINED = "undetermined"
 
 
@@ -199,7 +197,7 @@ def compare(
     weighting: Weighting = None,
     tol: float = DEFAULT_TOL,
     support: tuple[float, float] | None = None,
-    scenario_level: float = DEFAULT_SCENARIO_SUPPORT,
+    scenario_level: float,
 ) -> dict:
     """Human-aware metrics of ``model`` against ``human`` with paired bootstrap intervals.
 
@@ -255,7 +253,6 @@ def compare(
 
 
 __all__ = [
-    "DEFAULT_SCENARIO_SUPPORT",
     "DEFAULT_TOL",
     "SCENARIOS",
     "SCENARIO_HUMANS_BETTER",

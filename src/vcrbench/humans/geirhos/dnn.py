@@ -33,6 +33,7 @@ def dnn_vs_humans(
     fit: HumanFit,
     *,
     metric_range: str,
+    scenario_level: float,
     networks: Sequence[str] = reader.DNN_OBSERVERS,
     dnn_aggregation: str = "mean",
 ) -> pd.DataFrame:
@@ -55,6 +56,9 @@ def dnn_vs_humans(
         The networks' 16-class decision rule (:func:`~vcrbench.humans.geirhos.reader.read_geirhos`).
     metric_range : {'support', 'full'}
         HMRI/MRSI over the humans' support or all of [0, 1] (``humans.metric_range``).
+    scenario_level : float
+        Share of the bootstrap replicates that must agree with a row's scenario for it to be
+        reported, else ``"undetermined"`` (``humans.scenario_level``).
 
     Returns
     -------
@@ -77,7 +81,10 @@ def dnn_vs_humans(
         )
         for net in networks:
             est_m = _network_curve(all_nets, nets_full, net, ref, fit)
-            rows.append(_table_row(exp, net, est_h, est_m, fit.settings, dv_range, metric_range))
+            rows.append(
+                _table_row(exp, net, est_h, est_m, fit.settings, dv_range, metric_range,
+                           scenario_level)
+            )  # fmt: skip
     return pd.DataFrame(rows)[list(TABLE_COLUMNS)]
 
 
@@ -118,14 +125,24 @@ def _network_curve(
 
 
 def _table_row(
-    exp: reader.Experiment, net: str, est_h, est_m, settings: Mapping, dv_range, metric_range: str
+    exp: reader.Experiment,
+    net: str,
+    est_h,
+    est_m,
+    settings: Mapping,
+    dv_range,
+    metric_range: str,
+    scenario_level: float,
 ) -> dict:
     """The row of network ``net`` on ``exp``: :func:`vcrbench.estimation.metrics.compare` of its curve
     ``est_m`` against the humans' ``est_h`` over ``dv_range`` (None: all of [0, 1])."""
     from vcrbench.estimation.metrics import compare
 
     level = float(settings["level"])
-    res = compare(est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range)
+    res = compare(
+        est_h, est_m, level=level, weighting=settings.get("weighting"), support=dv_range,
+        scenario_level=scenario_level,
+    )  # fmt: skip
     lo, hi = dv_range if dv_range is not None else (0.0, 1.0)
     return {
         "experiment": exp.name,

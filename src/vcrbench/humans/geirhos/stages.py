@@ -54,19 +54,25 @@ def dnn_table(
     fit: HumanFit,
     seed: int,
     metric_range: str,
+    scenario_level: float,
     dnn_aggregation: str = "mean",
 ) -> pd.DataFrame:
     """HMRI/MRSI of Geirhos' networks against the humans of every Geirhos reference
     (:func:`vcrbench.humans.geirhos.dnn.dnn_vs_humans`), over the reference's Δv support
-    (``metric_range="support"``) or all of [0, 1] (``"full"``). The humans' curve is the
-    reference's own. Written as CSV with a ``reference`` column."""
+    (``metric_range="support"``) or all of [0, 1] (``"full"``), each row's scenario labelled at
+    ``scenario_level`` (``humans.scenario_level``). The humans' curve is the reference's own.
+    Written as CSV with a ``reference`` column."""
     from vcrbench.humans.geirhos.dnn import TABLE_COLUMNS, dnn_vs_humans
 
     rows = []
     for ref in geirhos_references(references):
         humans = _experiment_humans(ref, conditions_paths, seed, estimates_dirs)
         table = dnn_vs_humans(
-            [humans], fit, dnn_aggregation=dnn_aggregation, metric_range=metric_range
+            [humans],
+            fit,
+            dnn_aggregation=dnn_aggregation,
+            metric_range=metric_range,
+            scenario_level=scenario_level,
         )
         rows.append(table.assign(reference=ref.name))
     if not rows:
@@ -85,6 +91,7 @@ def trained_table(
     fit: HumanFit,
     seed: int,
     metric_range: str,
+    scenario_level: float,
 ) -> pd.DataFrame:
     """The train x test table of Geirhos' trained networks against the humans (CSV):
     :func:`vcrbench.humans.geirhos.trained.trained_vs_humans` over the test experiments whose
@@ -95,7 +102,7 @@ def trained_table(
         _experiment_humans(ref, conditions_paths, seed, estimates_dirs)
         for ref in geirhos_references(references)
     ]
-    table = trained_vs_humans(humans, fit, metric_range=metric_range)
+    table = trained_vs_humans(humans, fit, metric_range=metric_range, scenario_level=scenario_level)
     if table.empty:
         raise HumanDataError("no geirhos2018 reference of a trained-network test: no table")
     io.write_csv(table, out_path)

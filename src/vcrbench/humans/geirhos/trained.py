@@ -114,6 +114,7 @@ def trained_vs_humans(
     fit: HumanFit,
     *,
     metric_range: str,
+    scenario_level: float,
 ) -> pd.DataFrame:
     """The train x test table (:data:`TABLE_COLUMNS`), one row per network and test experiment.
 
@@ -123,7 +124,9 @@ def trained_vs_humans(
     are skipped. ``fit``: settings, anchor (resolved for networks that never saw unmanipulated
     images, :func:`~vcrbench.humans.geirhos.networks.network_anchor`) and placement.
     ``metric_range`` (``humans.metric_range``): ``"support"`` integrates over the Δv range of the
-    test's conditions, ``"full"`` over [0, 1].
+    test's conditions, ``"full"`` over [0, 1]. ``scenario_level`` (``humans.scenario_level``):
+    what :func:`~vcrbench.estimation.metrics.compare` labels a scenario with (the table keeps
+    no scenario column).
     """
     from vcrbench.estimation.bootstrap import percentile_interval
     from vcrbench.estimation.metrics import compare
@@ -156,7 +159,10 @@ def trained_vs_humans(
                 t, cdv, ref.seed, groups=None, properties=("accuracy",),
                 name=f"geirhos-trained-{test}-{net}",
             ).curves["accuracy"]  # fmt: skip
-            results[net] = compare(est_h, est_m, level=level, weighting=weighting, support=(lo, hi))
+            results[net] = compare(
+                est_h, est_m, level=level, weighting=weighting, support=(lo, hi),
+                scenario_level=scenario_level,
+            )  # fmt: skip
         # (B, 2) HMRI and MRSI of the paired replicates, for the change against the baseline
         reps = {
             net: np.column_stack([res["replicates"]["HMRI"], res["replicates"]["MRSI"]])

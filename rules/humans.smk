@@ -38,6 +38,7 @@ rule map_human_conditions:
     resources:
         **PLAN.resources("map_human_conditions"),
     params:
+        **PLAN.measurement(),
         seed=PLAN.setting("seed"),
         vif_variant=PLAN.setting("vif.variant"),
         mapping=PLAN.mapping_options,

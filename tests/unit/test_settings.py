@@ -46,6 +46,11 @@ def test_every_key_of_the_vif_block_is_a_field_and_reaches_the_jobs_by_its_name(
     # a field other than variant travels under its own name: no other param of those rules has it
     others = set(manifest_params(p, "brightness")) - set(cfg.measurement_params(config))
     assert not (keys - {"variant"}) & others
+    # the human conditions are measured as the test sets are: same variant, same grey conversion
+    refs = {"noise": {"kind": "geirhos2018", "experiment": "noise"}}
+    config = plan.validate({**config, "humans": {"references": refs}})
+    mapping = mapping_params(plan.Plan(config), "noise")
+    assert VifSettings.of_job(mapping) == VifSettings("vifvec", "uint8")
 
 
 def test_the_defaults_are_the_schemas_and_not_filled_in():

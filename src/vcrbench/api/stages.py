@@ -71,6 +71,7 @@ def ingest_params(plan: Plan, reference: str) -> dict:
 def mapping_params(plan: Plan, reference: str) -> dict:
     wc = SimpleNamespace(reference=reference)
     return {
+        **plan.measurement(),
         "seed": plan.setting("seed"),
         "vif_variant": plan.setting("vif.variant"),
         "mapping": plan.mapping_options(wc),

@@ -16,9 +16,9 @@ from snakemake_interface_logger_plugins.base import LogHandlerBase
 
 class LogHandler(LogHandlerBase):
     """Writes Snakemake's records to its standard error (standard output in a dry run, as
-    Snakemake's own console) in place of Snakemake's console handler. Snakemake attaches its own filter and formatter
-    (``has_filter``, ``has_formatter`` false), so ``--quiet``, ``--printshellcmds`` and
-    ``show-failed-logs`` shape the records as on its own console."""
+    Snakemake's own console) in place of Snakemake's console handler. Snakemake attaches its own
+    filter and formatter (``has_filter``, ``has_formatter`` false), so ``--quiet``,
+    ``--printshellcmds`` and ``show-failed-logs`` shape the records as on its own console."""
 
     # The interface's properties, as class attributes.
     writes_to_stream = True  # in place of Snakemake's console handler

@@ -278,7 +278,8 @@ def geirhos16_wnids() -> dict[str, tuple[str, ...]]:
 
 @functools.cache
 def geirhos16_imagenet_indices() -> dict[str, tuple[int, ...]]:
-    """ImageNet-1k class indices of each of the 16 classes (WordNet IDs outside ImageNet-1k dropped)."""
+    """ImageNet-1k class indices of each of the 16 classes (WordNet IDs outside ImageNet-1k
+    dropped)."""
     index = imagenet_wnid_index()
     out = {
         name: tuple(sorted(index[w] for w in wnids if w in index))
@@ -303,7 +304,8 @@ def _geirhos16_matrix() -> np.ndarray:
 
 
 def geirhos16_matrix() -> np.ndarray:
-    """(1000, 16) float32 matrix: ``probs @ M`` is the mean probability of each class's fine classes."""
+    """(1000, 16) float32 matrix: ``probs @ M`` is the mean probability of each class's fine
+    classes."""
     return _geirhos16_matrix()
 
 
@@ -317,7 +319,8 @@ def _imagenet_to_16_table() -> np.ndarray:
 
 
 def imagenet_to_16(labels: Sequence[int] | np.ndarray) -> np.ndarray:
-    """16-class index (int8) of ImageNet-1k labels; ``-1`` for classes outside the 16 and for ``-1``."""
+    """16-class index (int8) of ImageNet-1k labels; ``-1`` for classes outside the 16 and for
+    ``-1``."""
     labels = np.asarray(labels, dtype=np.int64)
     out = np.full(labels.shape, -1, dtype=np.int8)
     ok = (labels >= 0) & (labels < 1000)
@@ -336,7 +339,8 @@ def probabilities_to_16(probs: np.ndarray) -> np.ndarray:
 
 
 def decide_16(probs: np.ndarray) -> np.ndarray:
-    """The 16-class decision (int8 index into :data:`GEIRHOS16_CLASSES`) of ImageNet-1k probabilities."""
+    """The 16-class decision (int8 index into :data:`GEIRHOS16_CLASSES`) of ImageNet-1k
+    probabilities."""
     return probabilities_to_16(probs).argmax(axis=-1).astype(np.int8)
 
 

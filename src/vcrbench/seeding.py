@@ -30,8 +30,8 @@ def rng(seed: int, *names: object) -> np.random.Generator:
 
 def image_sequence(clean_set, n: int, seed: int) -> np.ndarray:
     """Row positions of the clean set (anything with a length) for samples 0..n−1 of a test set
-    (concatenated random permutations; :mod:`vcrbench.testsets.sampling`). It depends on the seed and the
-    clean set's size only, so the plan can count a set's images before it is drawn."""
+    (concatenated random permutations; :mod:`vcrbench.testsets.sampling`). It depends on the seed
+    and the clean set's size only, so the plan can count a set's images before it is drawn."""
     m = len(clean_set)
     if m == 0:
         raise ValueError("the clean set holds no images")

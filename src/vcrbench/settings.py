@@ -6,12 +6,12 @@ written nowhere else; their values are checked against the schema's ``enum``.
 :class:`VifSettings`: how Δv is measured (the ``vif`` block), taken by every stage that measures
 Δv (:mod:`vcrbench.vif`, :mod:`vcrbench.testsets.measure`, the manifests' pilots, the test-set and
 ImageNet-C shards). :class:`CoverageSettings`: Table 2's coverage (the ``coverage`` block), taken
-by :mod:`vcrbench.testsets.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the ``estimation``
-block's keys that :mod:`vcrbench.estimation` reads). :class:`TableSettings`: the ``figures`` keys
-that shape the tables (:mod:`vcrbench.tables`). :class:`HumanMappingSettings`: how human conditions
-are placed on the Δv axis (the ``humans.mapping`` block). A leaf module: it imports only the schema
-and the vocabulary, so that typing a setting costs a job no import (:mod:`vcrbench.vif` loads
-numba).
+by :mod:`vcrbench.testsets.coverage`. :class:`EstimationSettings`: Alg. 1's estimator (the
+``estimation`` block's keys that :mod:`vcrbench.estimation` reads). :class:`TableSettings`: the
+``figures`` keys that shape the tables (:mod:`vcrbench.tables`). :class:`HumanMappingSettings`: how
+human conditions are placed on the Δv axis (the ``humans.mapping`` block). A leaf module: it imports
+only the schema and the vocabulary, so that typing a setting costs a job no import
+(:mod:`vcrbench.vif` loads numba).
 """
 
 from __future__ import annotations
@@ -372,9 +372,10 @@ RESOLUTIONS = schema.enum_of("dataset.resolution")
 class DatasetSettings:
     """The ``dataset`` block of the config, typed: which images (``kind`` … ``limit``) and how they
     become the clean set (``resize`` … ``stored_max_side``), taken whole by
-    :func:`vcrbench.datasets.loading.load_dataset`, :func:`~vcrbench.datasets.loading.selected_images` and
-    :func:`~vcrbench.datasets.loading.prepare_clean_set`. ``zero_shot`` is not a field: the zero-shot
-    curves read it (:mod:`vcrbench.estimation.zeroshot`), not the clean set.
+    :func:`vcrbench.datasets.loading.load_dataset`,
+    :func:`~vcrbench.datasets.loading.selected_images` and
+    :func:`~vcrbench.datasets.loading.prepare_clean_set`. ``zero_shot`` is not a field: the
+    zero-shot curves read it (:mod:`vcrbench.estimation.zeroshot`), not the clean set.
 
     Attributes
     ----------

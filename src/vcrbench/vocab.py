@@ -89,8 +89,8 @@ PROPERTIES: dict[str, str] = {"a": "accuracy", "p": "consistency"}
 PROPERTY_NAMES: tuple[str, ...] = tuple(PROPERTIES.values())
 #: The paper's metrics, in the order tables show them.
 METRICS = ("R_a", "R_p", "HMRI_a", "MRSI_a", "HMRI_p", "MRSI_p")
-#: The zero-shot properties of a dataset with its own classes (vcrbench.estimation.zeroshot): key (the
-#: suffix of R_cm …) -> name. Per-class mean accuracy; seen and unseen classes' per-class mean
+#: The zero-shot properties of a dataset with its own classes (vcrbench.estimation.zeroshot): key
+#: (the suffix of R_cm …) -> name. Per-class mean accuracy; seen and unseen classes' per-class mean
 #: accuracy and their harmonic mean H exist where the dataset has a zero-shot split.
 ZERO_SHOT_PROPERTIES: dict[str, str] = {
     "cm": "class_mean_accuracy",
@@ -308,7 +308,8 @@ DEFENSE_COLUMNS = [
     "n_boot",
     "level",
 ]
-#: Columns of :func:`vcrbench.evaluation.differences.differences` -> their columns in ``defenses.csv`` (per metric).
+#: Columns of :func:`vcrbench.evaluation.differences.differences` -> their columns in
+#: ``defenses.csv`` (per metric).
 DEFENSE_DELTA_COLUMNS = {
     "value_b": "{metric}_undefended",
     "value_a": "{metric}_defended",

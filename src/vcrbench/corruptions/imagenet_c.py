@@ -219,8 +219,9 @@ def glass_moves(
     """Glass blur's local pixel moves, in place, with continuous displacement and iterations.
 
     Both integers are generalised by randomised rounding: a pixel's displacement bound is
-    ⌊d⌋ + Bernoulli(d − ⌊d⌋) and its offsets are uniform on {−bound, …, bound − 1} (imagecorruptions'
-    ``randint(−d, d)``); the last of ⌈n⌉ passes moves each pixel with probability n − ⌊n⌋.
+    ⌊d⌋ + Bernoulli(d − ⌊d⌋) and its offsets are uniform on {−bound, …, bound − 1}
+    (imagecorruptions' ``randint(−d, d)``); the last of ⌈n⌉ passes moves each pixel with probability
+    n − ⌊n⌋.
     """
     margin = math.ceil(max_delta)
     height, width = x.shape[:2]
@@ -267,8 +268,8 @@ def glass_blur(image: np.ndarray, p: Mapping[str, float], rng: np.random.Generat
 
 
 def _blur_moved(image: np.ndarray, sigma: float, move) -> np.ndarray:
-    """Glass blur's frame: Gaussian blur (σ), cast to uint8 (rounded by default), ``move(x)`` (in place), the same
-    Gaussian blur again."""
+    """Glass blur's frame: Gaussian blur (σ), cast to uint8 (rounded by default), ``move(x)`` (in
+    place), the same Gaussian blur again."""
     x = image / 255.0
     if sigma > 0:
         x = gaussian_filter(x, sigma)

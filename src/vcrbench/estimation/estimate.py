@@ -254,8 +254,8 @@ def estimate(
     anchor_groups : optional group label per clean outcome (with array ``anchor0``), resampled
         jointly with ``groups``.
     weights : optional non-negative weight per sample: bins hold weighted counts and the curve
-        follows weighted rates (e.g. class-balanced accuracy, :mod:`vcrbench.estimation.zeroshot`); the
-        bootstrap resamples units as without weights and keeps each sample's weight.
+        follows weighted rates (e.g. class-balanced accuracy, :mod:`vcrbench.estimation.zeroshot`);
+        the bootstrap resamples units as without weights and keeps each sample's weight.
     anchor_weights : optional weight per clean outcome (with array ``anchor0``): s(0) is their
         weighted mean.
 

@@ -5,9 +5,9 @@ significantly: the paper's test is that the 83% confidence bands of the two curv
 the whole Δv range. (Two independent estimates with similar standard errors whose 83–84%
 intervals do not overlap differ at about the 5% level: Payton, Greenstone & Schenker 2003.) The
 bands are pointwise by default, as the paper's; simultaneous (sup-t) bands are the option that
-keeps "overlap at every Δv" at that level for whole curves (docs/estimation.md). Similar corruptions form classes whose members can
-share human data. Give the human anchors as clean outcomes (not numbers) so that the bands have
-width at Δv = 0: two fixed, different anchors never overlap there.
+keeps "overlap at every Δv" at that level for whole curves (docs/estimation.md). Similar corruptions
+form classes whose members can share human data. Give the human anchors as clean outcomes (not
+numbers) so that the bands have width at Δv = 0: two fixed, different anchors never overlap there.
 
 The cheap screening experiment ("same corruption or not?") is judged with a binomial test against
 chance: if people tell two corruptions apart no better than chance, they are candidates for one
@@ -94,8 +94,8 @@ def screening_test(
 
     ``n_correct`` of ``n_trials`` same/different judgements were right. The one-sided test asks
     whether people do better than ``chance``; if not (p >= ``alpha``), the two corruptions are
-    candidates for one class (``alpha``: ``humans.screening.alpha``). Not rejecting is weak evidence when ``n_trials`` is small: report
-    the interval too.
+    candidates for one class (``alpha``: ``humans.screening.alpha``). Not rejecting is weak evidence
+    when ``n_trials`` is small: report the interval too.
 
     Returns
     -------
@@ -148,10 +148,10 @@ def classes_found(
     """Group corruptions into classes of mutually similar human curves.
 
     ``items`` maps a corruption name to its human :class:`~vcrbench.estimation.Estimate` (or a
-    ``(lo, hi)`` band); ``level`` and ``band`` as :func:`similar`'s. Similarity is not transitive, so a class is a clique:
-    every pair in it is similar, as sharing human data across the class requires. Classes are
-    taken greedily: the largest clique first (ties: the alphabetically first), its members
-    removed, and so on; every corruption ends in exactly one class (possibly alone).
+    ``(lo, hi)`` band); ``level`` and ``band`` as :func:`similar`'s. Similarity is not transitive,
+    so a class is a clique: every pair in it is similar, as sharing human data across the class
+    requires. Classes are taken greedily: the largest clique first (ties: the alphabetically first),
+    its members removed, and so on; every corruption ends in exactly one class (possibly alone).
 
     Returns
     -------

@@ -1,15 +1,15 @@
 """The anchored monotone smoothing spline of Alg. 1 and its penalty.
 
-Two fits (``spline``): ``"pspline"`` (the default), a penalised cubic B-spline (P-spline) with knots at the bin edges j / (M − 1) is fitted by
-weighted least squares to the rates of the bins holding at least ``min_count`` samples,
-constrained to be non-increasing, to start at the anchor ``s(0) = anchor0`` (and optionally end at
-``s(1) = anchor1``) and to stay within [0, 1]. The constrained fit is a small quadratic programme,
-solved exactly as a least-distance problem with :func:`scipy.optimize.nnls` (Lawson & Hanson).
-The penalty is chosen by K-fold cross-validation of the held-out Brier score, folding samples or,
-with groups, whole groups. ``"quantile"``: the quantile (median) smoothing spline the paper cites,
-L1 fidelity and L1 roughness, a linear programme with its penalty chosen by SIC
-(:mod:`vcrbench.estimation.quantile`). :func:`fit_curve` is the fit every estimate runs
-(:func:`vcrbench.estimation.estimate` adds the bootstrap).
+Two fits (``spline``): ``"pspline"`` (the default), a penalised cubic B-spline (P-spline) with knots
+at the bin edges j / (M − 1) is fitted by weighted least squares to the rates of the bins holding at
+least ``min_count`` samples, constrained to be non-increasing, to start at the anchor
+``s(0) = anchor0`` (and optionally end at ``s(1) = anchor1``) and to stay within [0, 1]. The
+constrained fit is a small quadratic programme, solved exactly as a least-distance problem with
+:func:`scipy.optimize.nnls` (Lawson & Hanson). The penalty is chosen by K-fold cross-validation of
+the held-out Brier score, folding samples or, with groups, whole groups. ``"quantile"``: the
+quantile (median) smoothing spline the paper cites, L1 fidelity and L1 roughness, a linear programme
+with its penalty chosen by SIC (:mod:`vcrbench.estimation.quantile`). :func:`fit_curve` is the fit
+every estimate runs (:func:`vcrbench.estimation.estimate` adds the bootstrap).
 """
 
 from __future__ import annotations

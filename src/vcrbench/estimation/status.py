@@ -1,6 +1,6 @@
 """A label space short of samples (:class:`vcrbench.errors.ShortSampleError`: no Δv bin holds
-``estimation.min_count`` of its samples): what :func:`vcrbench.evaluation.evaluate.evaluate` does with it,
-by ``estimation.short_label_space`` (:data:`SHORT_LABEL_SPACE`), and the ``status`` and
+``estimation.min_count`` of its samples): what :func:`vcrbench.evaluation.evaluate.evaluate` does
+with it, by ``estimation.short_label_space`` (:data:`SHORT_LABEL_SPACE`), and the ``status`` and
 ``status_reason`` columns of the metrics tables that say so."""
 
 from __future__ import annotations

@@ -264,9 +264,9 @@ def transition_table(
     n_bins: int,
 ) -> pd.DataFrame:
     """Class transitions between each labelled sample's clean and corrupted prediction
-    (:data:`ZERO_SHOT_TRANSITION_COLUMNS`), for all samples and per class group (seen, unseen), over all of
-    Δv (``bin = -1``, ``v_lo = 0``, ``v_hi = 1``) and per Δv bin with samples. CF, FC and FF are
-    shares of the clean-correct / clean-false samples; ``to_seen``/``to_unseen`` shares of the
+    (:data:`ZERO_SHOT_TRANSITION_COLUMNS`), for all samples and per class group (seen, unseen), over
+    all of Δv (``bin = -1``, ``v_lo = 0``, ``v_hi = 1``) and per Δv bin with samples. CF, FC and FF
+    are shares of the clean-correct / clean-false samples; ``to_seen``/``to_unseen`` shares of the
     changed predictions (NaN without a split)."""
     lab = preds[preds["label"] >= 0].reset_index(drop=True)
     label, pred = lab["label"].to_numpy(), lab["pred"].to_numpy()

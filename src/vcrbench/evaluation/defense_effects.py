@@ -1,7 +1,7 @@
 """The effect of each defense: a defended model against the same model undefended, per corruption.
 
-Two measures, one row per defended model, corruption and label space (``results/tables/defenses.csv``,
-docs/defenses.md):
+Two measures, one row per defended model, corruption and label space
+(``results/tables/defenses.csv``, docs/defenses.md):
 
 - Yucel et al.'s figure of merit (ZSL robustness study): the defense's change of the corrupted
   accuracy as a share of the undefended model's clean accuracy,
@@ -11,9 +11,9 @@ docs/defenses.md):
   the clean accuracy on the same scale. A paired bootstrap over images (both models, clean and
   corrupted outcomes of an image resampled together) gives the interval, widened for few images as
   the estimator's intervals are (``small_sample: t``);
-- ΔR̂ = R̂_defended − R̂_undefended for accuracy (``R_a``) and consistency (``R_p``), with the paired
-  bootstrap intervals and p-values of :func:`vcrbench.evaluation.differences.differences`: both models'
-  replicate b resample the same images.
+- ΔR̂ = R̂_defended − R̂_undefended for accuracy (``R_a``) and consistency (``R_p``), with the
+  paired bootstrap intervals and p-values of :func:`vcrbench.evaluation.differences.differences`:
+  both models' replicate b resample the same images.
 """
 
 from __future__ import annotations

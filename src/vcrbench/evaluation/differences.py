@@ -1,4 +1,5 @@
-"""Paired differences between models: "is model A more robust than model B?", "did fine-tuning help?"
+"""Paired differences between models: "is model A more robust than model B?", "did fine-tuning
+help?"
 
 Intervals of each model alone cannot answer these: two models evaluated on one test set share its
 images, so their estimates are correlated. ``evaluate`` draws the bootstrap of every model on a

@@ -2,13 +2,12 @@
 
 This joins what the earlier stages wrote (predictions on the test set and on the clean images, and
 the human reference's curves) and runs the estimator (:mod:`vcrbench.estimation`) once per label
-space and property on the model's outcomes (:mod:`vcrbench.evaluation.outcomes`: accuracy, anchored at the
-clean accuracy, and consistency, anchored at 1). HMRI/MRSI are computed where a human reference
-exists, in the reference's label space (the human data are 16-class forced choice), over all of
-Δv ∈ [0, 1] as the paper (``HMRI_a``, …) and over
-the reference's Δv support (``HMRI_a_support``, …: outside it the human curve is extrapolation),
-and every row names the reference it used and how (own data, or a member of the corruption's
-similarity class).
+space and property on the model's outcomes (:mod:`vcrbench.evaluation.outcomes`: accuracy, anchored
+at the clean accuracy, and consistency, anchored at 1). HMRI/MRSI are computed where a human
+reference exists, in the reference's label space (the human data are 16-class forced choice), over
+all of Δv ∈ [0, 1] as the paper (``HMRI_a``, …) and over the reference's Δv support
+(``HMRI_a_support``, …: outside it the human curve is extrapolation), and every row names the
+reference it used and how (own data, or a member of the corruption's similarity class).
 """
 
 from __future__ import annotations
@@ -57,14 +56,16 @@ from vcrbench.vocab import (
     resolve_label_spaces,
 )
 
-#: Replicate metrics of an estimate folder, for paired differences (vcrbench.evaluation.differences).
+#: Replicate metrics of an estimate folder, for paired differences
+#: (vcrbench.evaluation.differences).
 REPLICATES_FILE = "replicate_metrics.parquet"
 #: Where HMRI/MRSI integrate (:func:`human_range`).
 METRIC_RANGES = ("support", "full")
 #: Suffix of the vcr_metrics.csv columns integrated over the human reference's Δv support.
 SUPPORT_SUFFIX = "_support"
-#: The label spaces of the ImageNet-C tables (``imagenet_c_accuracy``, ``imagenet_c_clean_correct``):
-#: both, whatever ``estimation.label_spaces`` says (their rules do not read the estimation block).
+#: The label spaces of the ImageNet-C tables (``imagenet_c_accuracy``,
+#: ``imagenet_c_clean_correct``): both, whatever ``estimation.label_spaces`` says (their rules do
+#: not read the estimation block).
 IMAGENET_C_LABEL_SPACES = (DATASET_LABEL_SPACE, HUMAN_LABEL_SPACE)
 
 log = logging.getLogger(__name__)
@@ -92,8 +93,8 @@ def evaluate(
     """Curves and metrics of ``model`` on ``corruption``; writes ``bins``, ``curves``, ``metrics``.
 
     ``zero_shot`` (a dataset with its own classes): ``{"seen": [class …] or None, "unseen": …}``
-    adds the zero-shot properties (:mod:`vcrbench.estimation.zeroshot`: per-class mean accuracy, and with a
-    split seen, unseen and H) in the dataset's label space, as curves and ``R_cm``, ``R_s``,
+    adds the zero-shot properties (:mod:`vcrbench.estimation.zeroshot`: per-class mean accuracy, and
+    with a split seen, unseen and H) in the dataset's label space, as curves and ``R_cm``, ``R_s``,
     ``R_u``, ``R_H``.
 
     ``settings`` is the config's ``estimation`` block; ``label_spaces`` and ``short_label_space``
@@ -103,8 +104,9 @@ def evaluate(
     MRSI then integrate over all of [0, 1] as the paper (``HMRI_a``, ``MRSI_a``, …, extrapolated
     human curve included) and over the Δv range where the reference has data (columns
     ``human_dv_lo_*``/``human_dv_hi_*``): ``HMRI_a_support``, ``MRSI_a_support``, …, with their
-    intervals. The scenario labels are those of the [0, 1] metrics. A scenario label is reported where at least
-    ``scenario_level`` of the bootstrap replicates agree with it (else ``"undetermined"``).
+    intervals. The scenario labels are those of the [0, 1] metrics. A scenario label is reported
+    where at least ``scenario_level`` of the bootstrap replicates agree with it (else
+    ``"undetermined"``).
 
     A property whose samples in a label space fill no Δv bin to ``min_count``
     (:class:`~vcrbench.errors.ShortSampleError`): with ``short_label_space="status"`` its metrics
@@ -359,10 +361,10 @@ def imagenet_c_accuracy(
     ``clean``: ``{model: path}`` of clean predictions.
     Per label space of ``label_spaces`` (``"dataset"`` = ``dataset_label_space``; ``geirhos16``
     for models with 16-class decisions, by the stored ``pred16``, :data:`STORED_DECISION16`; the
-    workflow passes :data:`IMAGENET_C_LABEL_SPACES`): ``accuracy`` over labelled images (``n`` of them), ``consistency`` =
-    share of images whose prediction equals the clean one (``n_images``), the outcomes of
-    :func:`decisions` as the curves use them. Severity ``"mean"`` is the mean over the five
-    severities (ImageNet-C's convention), with summed counts.
+    workflow passes :data:`IMAGENET_C_LABEL_SPACES`): ``accuracy`` over labelled images (``n`` of
+    them), ``consistency`` = share of images whose prediction equals the clean one (``n_images``),
+    the outcomes of :func:`decisions` as the curves use them. Severity ``"mean"`` is the mean over
+    the five severities (ImageNet-C's convention), with summed counts.
     """
     rows = []
     for (model, corruption), path in sorted(predictions.items()):

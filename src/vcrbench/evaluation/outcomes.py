@@ -7,9 +7,9 @@ the clean images, as the estimator takes them.
 
 Label spaces: the dataset's own (``pred == label``) and, for ImageNet-1k models, the 16 entry-level
 classes of the human experiments (``pred16 == label16``, accuracy over images of those classes),
-the 16-class decision by ``estimation.decision16``'s rule (:data:`vcrbench.labels.DECISION16_RULES`).
-Read by the curves and the ImageNet-C accuracy (:mod:`vcrbench.evaluation.evaluate`), the defenses' effects
-and the clean-correct tables.
+the 16-class decision by ``estimation.decision16``'s rule
+(:data:`vcrbench.labels.DECISION16_RULES`). Read by the curves and the ImageNet-C accuracy
+(:mod:`vcrbench.evaluation.evaluate`), the defenses' effects and the clean-correct tables.
 """
 
 from __future__ import annotations

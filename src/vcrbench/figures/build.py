@@ -302,8 +302,8 @@ def write_similarity_table(
 
 def similarity_classes(table: pd.DataFrame, info: Mapping[str, Mapping]) -> pd.DataFrame:
     """The classes the similarity test finds among the references (greedy cliques of mutually
-    similar curves, :func:`vcrbench.estimation.similarity.classes_from_pairs`), per property, beside the
-    class each reference's corruption is given in the registry or config (``class_used``: the
+    similar curves, :func:`vcrbench.estimation.similarity.classes_from_pairs`), per property, beside
+    the class each reference's corruption is given in the registry or config (``class_used``: the
     one the workflow uses to share human data)."""
     from vcrbench.estimation.similarity import classes_from_pairs
 

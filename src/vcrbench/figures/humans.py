@@ -39,8 +39,8 @@ def similarity_table(
     level: float,
     band: str,
 ) -> pd.DataFrame:
-    """The paper's similarity test (:func:`vcrbench.estimation.similarity.similar`) for every pair of human
-    references and every property both have, at ``level`` with bands of kind ``band``
+    """The paper's similarity test (:func:`vcrbench.estimation.similarity.similar`) for every pair
+    of human references and every property both have, at ``level`` with bands of kind ``band``
     (``estimation.similarity_level``, ``estimation.similarity_band``): one row per pair and
     property.
 

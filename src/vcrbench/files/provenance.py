@@ -1,8 +1,9 @@
 """What made an output: the code, the software, and (inside a workflow job) the job's settings.
 
 :func:`record` is the provenance record every output carries: Parquet files in their key-value
-metadata (:data:`PARQUET_KEY`, written by :func:`vcrbench.files.io.write_parquet`), and every output of
-a workflow job in a JSON sidecar under ``results/provenance/`` (:mod:`vcrbench.plan.job`). It holds
+metadata (:data:`PARQUET_KEY`, written by :func:`vcrbench.files.io.write_parquet`), and every output
+of a workflow job in a JSON sidecar under ``results/provenance/`` (:mod:`vcrbench.plan.job`). It
+holds
 
 - ``vcrbench``: the library's version; ``git_commit``: the commit of the checkout the library was
   imported from (None when it is not a git checkout, or git is missing), ``git_dirty``: whether

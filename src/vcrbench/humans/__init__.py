@@ -1,6 +1,7 @@
 """Human reference data: ingest, placement on the Δv axis, human curves, and transfer.
 
-- :mod:`~vcrbench.humans.trial_schema`: the trials schema, validation, CSV/Parquet/VCR-export readers.
+- :mod:`~vcrbench.humans.trial_schema`: the trials schema, validation, CSV/Parquet/VCR-export
+  readers.
 - :mod:`~vcrbench.humans.geirhos`: everything of Geirhos et al. (2018): the shipped data (humans,
   ImageNet networks, trained networks), their reader, the networks against the humans, κ, and
   the workflow entry points of its tables (:mod:`~vcrbench.humans.geirhos.stages`).

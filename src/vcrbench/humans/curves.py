@@ -7,10 +7,11 @@ the estimator of every model curve, and returns a
 :func:`~vcrbench.estimation.storage.read_human_estimate` store as
 ``{bins,curves,summary,replicates}.parquet`` (the workflow: ``results/humans/{reference}/``).
 
-Uncertainty. Trials placed by condition get their Δv from :func:`~vcrbench.humans.mapping.assign_dv`;
-each bootstrap replicate b redraws those Δv values (after resampling the clean-set images of each
-condition) *and* resamples participants, refitting with the penalty chosen on the point estimate
-(:func:`vcrbench.estimation.bootstrap` with one replicate), then finishes like every estimate
+Uncertainty. Trials placed by condition get their Δv from
+:func:`~vcrbench.humans.mapping.assign_dv`; each bootstrap replicate b redraws those Δv values
+(after resampling the clean-set images of each condition) *and* resamples participants, refitting
+with the penalty chosen on the point estimate (:func:`vcrbench.estimation.bootstrap` with one
+replicate), then finishes like every estimate
 (:func:`vcrbench.estimation.estimate.with_replicates`). So the band carries both the
 between-participant variability and the uncertainty of where a condition lies on the Δv axis.
 Replicate b of every observer of one experiment uses the same image resample, so that a paired

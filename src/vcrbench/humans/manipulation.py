@@ -25,7 +25,8 @@ GEIRHOS_MEAN_GREY = 0.4423
 
 
 def to_uint8(x: np.ndarray) -> np.ndarray:
-    """[0, 1] floats to uint8 as ``scipy.misc.toimage(cmin=0, cmax=1)`` did: ``floor(255 x + ½)``."""
+    """[0, 1] floats to uint8 as ``scipy.misc.toimage(cmin=0, cmax=1)`` did:
+    ``floor(255 x + ½)``."""
     return np.floor(np.clip(x, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
 
 

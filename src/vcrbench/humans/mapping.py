@@ -308,7 +308,8 @@ def _condition_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def summarise(cdv: pd.DataFrame) -> pd.DataFrame:
-    """Per condition: ``n, dv_mean, dv_sd, dv_q05, dv_median, dv_q95`` (conditions in numeric order)."""
+    """Per condition: ``n, dv_mean, dv_sd, dv_q05, dv_median, dv_q95`` (conditions in numeric
+    order)."""
     g = cdv.groupby(["corruption", "condition"], sort=False)["dv"]
     out = g.agg(
         n="size",

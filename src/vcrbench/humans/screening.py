@@ -3,8 +3,8 @@
 Observers see two images, each altered by a corruption, and answer whether the same corruption
 altered both. Where they cannot tell two different corruptions apart better than chance, the two
 are candidates for one similarity class (whose members may share human data). Each pair of
-corruptions is judged by :func:`vcrbench.estimation.similarity.screening_test` (one-sided binomial test
-against chance, Clopper–Pearson interval) on its trials.
+corruptions is judged by :func:`vcrbench.estimation.similarity.screening_test` (one-sided binomial
+test against chance, Clopper–Pearson interval) on its trials.
 
 Answers file (CSV, one row per trial; ``docs/humans.md`` §6 and
 ``config/examples/screening_answers.csv``):

@@ -313,7 +313,8 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, bool]:
             return io.read_parquet(path), False
         if suffix in (".csv", ".tsv", ".txt"):
             sep = "\t" if suffix == ".tsv" else ","
-            # Everything as text: 'na' must stay a token, not become NaN, and ids keep leading zeros.
+            # Everything as text: 'na' must stay a token, not become NaN, and ids keep leading
+            # zeros.
             return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False), True
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise HumanDataError(f"cannot read human trials file {path}: {exc}") from exc

@@ -380,9 +380,9 @@ def predict_clean(
 ) -> Path:
     """Predict every image of the clean set (once per model); write ``out_path``.
 
-    ``clean_set`` is a :class:`~vcrbench.datasets.loading.CleanSet` or its ``(images_path, index_path)``.
-    Rows follow the clean-set index; ``sample_id`` is the image's row in the clean set and
-    ``dv`` is 0. Other parameters as :func:`predict_shards`.
+    ``clean_set`` is a :class:`~vcrbench.datasets.loading.CleanSet` or its
+    ``(images_path, index_path)``. Rows follow the clean-set index; ``sample_id`` is the image's row
+    in the clean set and ``dv`` is 0. Other parameters as :func:`predict_shards`.
     """
     if not isinstance(clean_set, CleanSet):
         clean_set = CleanSet.open(*clean_set)

@@ -129,7 +129,8 @@ def check_before_run(entries: Mapping[str, Mapping], record: str | Path) -> list
 def check_planned(jobs, entries: Mapping[str, Mapping], record: str | Path) -> list[str]:
     """What the workflow's ``onstart`` runs: :func:`check_before_run` when one of the planned
     ``jobs`` (plain records with ``wildcards``: :class:`vcrbench.plan.snakemake_compat.PlannedJob`)
-    uses a model (has a ``model`` wildcard), else nothing. A model at fault raises :class:`ModelConfigError` saying that no job was started."""
+    uses a model (has a ``model`` wildcard), else nothing. A model at fault raises
+    :class:`ModelConfigError` saying that no job was started."""
     if not any("model" in job.wildcards for job in jobs):
         return []
     try:

@@ -17,7 +17,8 @@ from vcrbench.models.spec import Preprocessing
 
 
 class Preprocess(nn.Module):
-    """uint8 NxHxWx3 images -> normalised float Nx3xSxS (channels_last), as :class:`Preprocessing`."""
+    """uint8 NxHxWx3 images -> normalised float Nx3xSxS (channels_last), as
+    :class:`Preprocessing`."""
 
     def __init__(self, config: Preprocessing) -> None:
         super().__init__()

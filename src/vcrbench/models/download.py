@@ -7,10 +7,11 @@ the workflow's ``fetch_weights`` rule when the file is not there yet (:mod:`vcrb
   Drive's "cannot scan this file for viruses" confirm page of large files;
 - any other http(s) URL (a GitHub release file, a lab's server) as a streamed ``requests`` GET.
 
-Either way the bytes go to a temporary file beside the checkpoint (:func:`vcrbench.files.io.atomic_path`)
-that is renamed to it only when the download is complete and its sha256 is the one the entry
-gives (``sha256:``, optional); a download that fails, is cut short or has another sha256 leaves no
-file behind, so the next run starts it again. A progress bar goes to standard error (the job's log).
+Either way the bytes go to a temporary file beside the checkpoint
+(:func:`vcrbench.files.io.atomic_path`) that is renamed to it only when the download is complete and
+its sha256 is the one the entry gives (``sha256:``, optional); a download that fails, is cut short
+or has another sha256 leaves no file behind, so the next run starts it again. A progress bar goes to
+standard error (the job's log).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ class Built:
     num_classes: int | None = None
 
     def apply_checkpoint(self, spec: ModelSpec) -> Built:
-        """Load ``spec.checkpoint`` (if set) into the net; a RobustBench normaliser sets mean/std."""
+        """Load ``spec.checkpoint`` (if set) into the net; a RobustBench normaliser sets
+        mean/std."""
         if spec.checkpoint is None:
             return self
         from vcrbench.models.weights import load_weights

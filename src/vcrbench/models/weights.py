@@ -8,11 +8,12 @@ Accepted files (``.pt``/``.pth``/``.bin``/``.ckpt`` via ``torch.load(weights_onl
 - keys prefixed by ``module.`` (DataParallel/DDP) or ``_orig_mod.`` (torch.compile), removed by
   timm's ``clean_state_dict``;
 - RobustBench-style models wrapped with an input normaliser (``normalize_model``: keys
-  ``normalize.mean``, ``normalize.std`` and ``model.<...>``): the ``model.`` prefix is removed and the
-  normaliser's mean/std become the model's preprocessing (unless the config sets ``mean``/``std``);
-  RobustBench's downloaded files (raw keys, ``module.`` or ``model.`` prefixes) load the same way;
-- any other single common prefix (``model.``, ``backbone.``, ``net.``, ``base_model.``, ``encoder.``)
-  that makes the keys match the architecture;
+  ``normalize.mean``, ``normalize.std`` and ``model.<...>``): the ``model.`` prefix is removed and
+  the normaliser's mean/std become the model's preprocessing (unless the config sets
+  ``mean``/``std``); RobustBench's downloaded files (raw keys, ``module.`` or ``model.`` prefixes)
+  load the same way;
+- any other single common prefix (``model.``, ``backbone.``, ``net.``, ``base_model.``,
+  ``encoder.``) that makes the keys match the architecture;
 - for timm architectures, checkpoints in an older layout of the same model that timm's own
   ``checkpoint_filter_fn`` converts (e.g. Swin checkpoints from older timm versions).
 
@@ -155,7 +156,8 @@ def load_weights(
     use_ema: bool = False,
     url: str | None = None,
 ) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
-    """Load a weights file into ``net`` (see module docstring); returns a normaliser's (mean, std)."""
+    """Load a weights file into ``net`` (see module docstring); returns a normaliser's (mean,
+    std)."""
     state, normaliser = split_normaliser(read_state_dict(path, model_name, use_ema, url))
     target_keys = set(net.state_dict())
     state = _best_prefix(state, target_keys)

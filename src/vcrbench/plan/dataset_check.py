@@ -33,7 +33,8 @@ def listing(ds: Mapping, problems: list):
 
 
 def _listing(ds: Mapping, problems: list) -> list[str]:
-    """The image files the dataset's config entry selects (its listing's defects to ``problems``)."""
+    """The image files the dataset's config entry selects (its listing's defects to
+    ``problems``)."""
     return listing(ds, problems)["path"].tolist()
 
 
@@ -78,8 +79,8 @@ def check_dataset(ds: Mapping, threads: int, record: str | Path, problems_file: 
 def check_planned(jobs, ds: Mapping, record: str | Path, problems_file: str | Path) -> dict | None:
     """What the workflow's ``onstart`` runs: :func:`check_dataset` (with the check job's 8
     threads, at most one per core) when the ``check_images`` job is among the planned ``jobs``
-    (the jobs to run, :class:`~vcrbench.plan.snakemake_compat.PlannedJob`), else nothing (None). A dataset at fault raises
-    :class:`DatasetError` saying that no job was started."""
+    (the jobs to run, :class:`~vcrbench.plan.snakemake_compat.PlannedJob`), else nothing (None). A
+    dataset at fault raises :class:`DatasetError` saying that no job was started."""
     if not any(job.rule == "check_images" for job in jobs):
         return None
     try:

@@ -2,9 +2,9 @@
 
 It routes the job's logging to its log file (:func:`vcrbench.logs.job_log`), stops a job that
 its scheduler gave a GPU that torch cannot see (:func:`vcrbench.runtime.require_gpu`), and records
-the job in the provenance of what it writes (:mod:`vcrbench.files.provenance`): Parquet outputs carry the record
-in their metadata, and once the call has succeeded every output gets a JSON sidecar at
-``paths.provenance(output)`` (``results/provenance/<path under results>.json``), the record plus
+the job in the provenance of what it writes (:mod:`vcrbench.files.provenance`): Parquet outputs
+carry the record in their metadata, and once the call has succeeded every output gets a JSON sidecar
+at ``paths.provenance(output)`` (``results/provenance/<path under results>.json``), the record plus
 the output's path and its ``sha256`` (of a folder: of each file in it), which
 :mod:`vcrbench.plan.verify` (``make verify``) checks. A failed job writes no sidecar.
 

@@ -6,11 +6,11 @@ check: rules/checks.smk).
 Counts. A sample's image decides its label spaces: the dataset's own where the image has a label,
 the 16 classes of the human experiments (``geirhos16``) where its ImageNet-1k label is one of
 theirs. Accuracy in a label space is estimated on those samples (consistency on all of them,
-:func:`vcrbench.evaluation.outcomes.outcomes`). Parameter-uniform and dv-uniform sets take each sample's
-image from the seed and the clean set's size alone (:func:`vcrbench.seeding.image_sequence`), so
-their counts are exact (but for images ``dataset.on_error: skip`` leaves out); a dv-stratified set
-keeps candidates by their measured Δv, each image in its share of the clean set, so its counts
-are expected values.
+:func:`vcrbench.evaluation.outcomes.outcomes`). Parameter-uniform and dv-uniform sets take each
+sample's image from the seed and the clean set's size alone
+(:func:`vcrbench.seeding.image_sequence`), so their counts are exact (but for images
+``dataset.on_error: skip`` leaves out); a dv-stratified set keeps candidates by their measured Δv,
+each image in its share of the clean set, so its counts are expected values.
 
 Bins. A curve needs one Δv bin that holds ``min_count`` of the label space's samples
 (:class:`vcrbench.errors.ShortSampleError`). dv-uniform and dv-stratified sets spread their

@@ -41,7 +41,8 @@ PREDICTIONS_IMAGENET_C = (
     f"{RESULTS}/predictions/{{model}}/imagenet-c/{{corruption}}/group-{{group}}.parquet"
 )
 
-#: A model's weights are in the cache (``inference.weights_cache``): the fetch_weights rule's record.
+#: A model's weights are in the cache (``inference.weights_cache``): the fetch_weights rule's
+#: record.
 WEIGHTS_FETCHED = f"{RESULTS}/weights/{{model}}.json"
 
 # --------------------------------------------------------------------------- humans
@@ -67,7 +68,8 @@ VCR_METRICS = f"{RESULTS}/tables/vcr_metrics.csv"
 #: The choices of this run against the paper's, from the config alone (vcrbench.plan.definitions).
 DEFINITIONS = f"{RESULTS}/tables/definitions.csv"
 MODEL_DIFFERENCES = f"{RESULTS}/tables/model_differences.csv"
-#: Datasets with their own classes (vcrbench.estimation.zeroshot): per class x Δv bin, and class transitions.
+#: Datasets with their own classes (vcrbench.estimation.zeroshot): per class x Δv bin, and class
+#: transitions.
 ZERO_SHOT_CLASSES = f"{RESULTS}/tables/zero_shot_classes.csv"
 ZERO_SHOT_TRANSITIONS = f"{RESULTS}/tables/zero_shot_transitions.csv"
 DEFENSES_TABLE = f"{RESULTS}/tables/defenses.csv"
@@ -170,9 +172,9 @@ def fill(template: str, **wildcards) -> str:
 
 
 def group(template: str, files: Iterable[str | Path], *keys: str) -> dict:
-    """``files`` (paths under ``template``, e.g. an aggregating job's inputs) grouped by the value of
-    wildcard ``keys[0]``, or by the tuple of the values of several ``keys``: ``{value: [files]}``,
-    groups and files in input order."""
+    """``files`` (paths under ``template``, e.g. an aggregating job's inputs) grouped by the value
+    of wildcard ``keys[0]``, or by the tuple of the values of several ``keys``:
+    ``{value: [files]}``, groups and files in input order."""
     grouped: dict = {}
     for path in files:
         found = parse(template, path)

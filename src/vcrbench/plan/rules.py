@@ -60,12 +60,13 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
     # ------------------------------------------------------------------ settings
 
     def clean_stored_output(self) -> dict:
-        """The clean set's stored images, an output of its job with ``dataset.resolution: stored``."""
+        """The clean set's stored images, an output of its job with
+        ``dataset.resolution: stored``."""
         return {"stored": paths.CLEAN_STORED} if cfg.dataset_settings(self.config).stored else {}
 
     def measurement(self) -> dict:
-        """Extra params of the jobs that measure Δv (:func:`vcrbench.plan.config.measurement_params`:
-        ``grey`` where ``vif.grey`` is given)."""
+        """Extra params of the jobs that measure Δv
+        (:func:`vcrbench.plan.config.measurement_params`: ``grey`` where ``vif.grey`` is given)."""
         return cfg.measurement_params(self.config)
 
     @property
@@ -98,7 +99,8 @@ class Plan(TestSetRules, InferenceRules, HumanRules, RetrainRules):
 
     def section(self, name: str) -> dict:
         """A config block with its keys sorted (a rule's params: reordered keys rerun nothing),
-        without the keys that rules carry only when set (:func:`vcrbench.plan.config.params_section`)."""
+        without the keys that rules carry only when set
+        (:func:`vcrbench.plan.config.params_section`)."""
         return cfg.params_section(self.config, name)
 
     @staticmethod

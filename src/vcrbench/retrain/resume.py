@@ -3,9 +3,9 @@
 A checkpoint ``epoch-NNN.pt`` holds the network's and the optimiser's state after epoch NNN, the
 training history so far and a fingerprint of everything the training depends on except the number
 of epochs (base model, training images, hyperparameters, seed). It is written through
-:func:`vcrbench.files.io.atomic_path`, so a job killed while writing leaves the previous checkpoint and
-no partial file under a checkpoint's name. :func:`load_latest` returns the newest checkpoint that
-reads, is complete and has the expected fingerprint; an unreadable file or one made with other
+:func:`vcrbench.files.io.atomic_path`, so a job killed while writing leaves the previous checkpoint
+and no partial file under a checkpoint's name. :func:`load_latest` returns the newest checkpoint
+that reads, is complete and has the expected fingerprint; an unreadable file or one made with other
 settings is skipped with a log line, never resumed from.
 
 The folder is not an output of the workflow's rule (Snakemake deletes the outputs of a failed job,

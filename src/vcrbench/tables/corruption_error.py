@@ -15,11 +15,11 @@ held-out four) get no CE. A run with fewer than the 15 reports a ``partial mCE``
 the missing corruptions, never an ``mCE`` row.
 
 Categories (noise, blur, weather, digital, and ``other``: :func:`category`, the one a corruption
-is registered with) aggregate as Yucel et al.'s zero-shot study reports them: the mean over the category's corruptions
-of a per-corruption value, for CE here and for ImageNet-C accuracy and the VCR metrics in
-:func:`category_table`. That study's own quantity, its "ratio of reduction", is there too
-(:data:`ZSL_RATIO`, :data:`ZSL_DEFENSE_RATIO`): per cent of the clean accuracy, averaged over the
-category's corruptions and the five severities.
+is registered with) aggregate as Yucel et al.'s zero-shot study reports them: the mean over the
+category's corruptions of a per-corruption value, for CE here and for ImageNet-C accuracy and the
+VCR metrics in :func:`category_table`. That study's own quantity, its "ratio of reduction", is there
+too (:data:`ZSL_RATIO`, :data:`ZSL_DEFENSE_RATIO`): per cent of the clean accuracy, averaged over
+the category's corruptions and the five severities.
 """
 
 from __future__ import annotations
@@ -142,11 +142,12 @@ def mce_table(accuracy: pd.DataFrame, clean_error: Mapping[str, float]) -> pd.Da
     """CE and relative CE per model and benchmark corruption, their means per category, and mCE
     (:data:`~vcrbench.vocab.IMAGENET_C_MCE_COLUMNS`).
 
-    ``accuracy``: the ImageNet-C accuracy table (:func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`;
-    its ImageNet-1k rows are used); ``clean_error``: each model's clean top-1 error on the same
-    images. Rows: ``row = "corruption"`` (one per benchmark corruption the run has), ``"category"``
-    (mean over the category's corruptions the run has; ``missing`` names the others) and one
-    ``"mCE"`` row, or ``"partial mCE"`` with ``missing`` when the run lacks some of the 15.
+    ``accuracy``: the ImageNet-C accuracy table
+    (:func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`; its ImageNet-1k rows are used);
+    ``clean_error``: each model's clean top-1 error on the same images. Rows: ``row = "corruption"``
+    (one per benchmark corruption the run has), ``"category"`` (mean over the category's corruptions
+    the run has; ``missing`` names the others) and one ``"mCE"`` row, or ``"partial mCE"`` with
+    ``missing`` when the run lacks some of the 15.
     """
     alex, alex_clean = alexnet_errors()
     alex_sev = {

@@ -5,8 +5,8 @@
   with what the model already gets wrong. Here: accuracy along Δv over the samples whose clean
   image the model classifies correctly (in that label space), anchored at s(0) = 1 (true by
   construction); on a dataset with its own classes also the zero-shot properties
-  (:func:`vcrbench.estimation.zeroshot.zero_shot_estimates`: per-class mean, and with a split seen, unseen
-  and H) on the same samples.
+  (:func:`vcrbench.estimation.zeroshot.zero_shot_estimates`: per-class mean, and with a split seen,
+  unseen and H) on the same samples.
 - **Unseen-only decisions** (the ZSL setting of Xian et al. 2019, the study's "ZSL" columns): the
   decision is the argmax over the unseen classes only, and accuracy (per-class mean) is over
   images of unseen classes. It needs each sample's scores for every class: the saved
@@ -16,9 +16,10 @@
   the float16 log-probabilities may create (ties go to the lower class index).
 
 On ImageNet-C's fixed severities the clean-correct analysis is a table of accuracy per severity
-(:func:`imagenet_c_clean_correct`). The Δv analyses write an estimates table (:data:`~vcrbench.vocab.RESTRICTED_COLUMNS`: R̂ with its interval,
-samples and the clean anchor) and a curves table (:data:`~vcrbench.vocab.RESTRICTED_CURVE_COLUMNS`:
-the estimated curve on the estimator's grid, with its band).
+(:func:`imagenet_c_clean_correct`). The Δv analyses write an estimates table
+(:data:`~vcrbench.vocab.RESTRICTED_COLUMNS`: R̂ with its interval, samples and the clean anchor) and
+a curves table (:data:`~vcrbench.vocab.RESTRICTED_CURVE_COLUMNS`: the estimated curve on the
+estimator's grid, with its band).
 """
 
 from __future__ import annotations
@@ -267,9 +268,9 @@ def imagenet_c_clean_correct(
     label_spaces: Sequence[str],
 ) -> pd.DataFrame:
     """ImageNet-C accuracy per severity on the images the model classifies correctly when clean
-    (the columns of :func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`; ``n`` counts those images, and
-    ``consistency``, the share whose decision equals the clean one, equals ``accuracy`` there).
-    ``mean`` is the mean over the severities. The 16-class decision is the stored one
+    (the columns of :func:`vcrbench.evaluation.evaluate.imagenet_c_accuracy`; ``n`` counts those
+    images, and ``consistency``, the share whose decision equals the clean one, equals ``accuracy``
+    there). ``mean`` is the mean over the severities. The 16-class decision is the stored one
     (:data:`~vcrbench.evaluation.outcomes.STORED_DECISION16`), as in the ImageNet-C accuracy."""
     rows = []
     for (model, corruption), files in sorted(predictions.items()):

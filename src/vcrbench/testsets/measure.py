@@ -1,14 +1,16 @@
 """Corrupt and measure: the one step every stage that makes stimuli shares.
 
-Test-set shards (:mod:`vcrbench.testsets.testset`), the Δv-uniform pilot (:mod:`vcrbench.testsets.sampling`) and the
-placement of human conditions on the Δv axis (:mod:`vcrbench.humans.mapping`) all corrupt uint8
-images and measure Δv = 1 − VIF on exactly those uint8 pixels, the ones a model is shown.
+Test-set shards (:mod:`vcrbench.testsets.testset`), the Δv-uniform pilot
+(:mod:`vcrbench.testsets.sampling`) and the placement of human conditions on the Δv axis
+(:mod:`vcrbench.humans.mapping`) all corrupt uint8 images and measure Δv = 1 − VIF on exactly those
+uint8 pixels, the ones a model is shown.
 
 The VCR authors' pipeline (``dataset.resolution: stored``, :func:`corrupt_stored`) corrupts and
 measures the image at its stored resolution instead and shows the model its resized, cropped
-copy; ``vif.grey: uint8`` rounds the grey images to 8 bits as OpenCV does. :func:`corrupt_and_measure`
-takes where to measure from the clean set (``CleanSet.stored``) and how to measure from the
-config's ``vif`` block, one :class:`vcrbench.settings.VifSettings` that every function here takes whole.
+copy; ``vif.grey: uint8`` rounds the grey images to 8 bits as OpenCV does.
+:func:`corrupt_and_measure` takes where to measure from the clean set (``CleanSet.stored``) and how
+to measure from the config's ``vif`` block, one :class:`vcrbench.settings.VifSettings` that every
+function here takes whole.
 """
 
 from __future__ import annotations
@@ -91,9 +93,10 @@ def corrupt_stored(
     within: str = "domain",
 ) -> tuple[np.ndarray, float, float]:
     """The VCR authors' pipeline for one image (``dataset.resolution: stored``): corrupt the image
-    at its stored resolution (``stored``, uint8 (H, W, 3), :func:`vcrbench.datasets.imagefiles.bounded_size`),
-    measure VIF and Δv on that pair, then resize and centre-crop the corrupted image as the models
-    see it (:func:`vcrbench.datasets.imagefiles.resize_center_crop` with ``view``, ``(resize, crop)``:
+    at its stored resolution (``stored``, uint8 (H, W, 3),
+    :func:`vcrbench.datasets.imagefiles.bounded_size`), measure VIF and Δv on that pair, then resize
+    and centre-crop the corrupted image as the models see it
+    (:func:`vcrbench.datasets.imagefiles.resize_center_crop` with ``view``, ``(resize, crop)``:
     ``CleanSet.view``, the clean set's). Returns ``(the model's view, VIF, Δv)``.
     """
     from vcrbench.datasets.imagefiles import resize_center_crop

@@ -1,14 +1,14 @@
 """Δv-stratified sampling: the paper's c ~ U(C), kept under per-bin quotas of Δv.
 
 The paper's estimand averages over P(x, x′ | v): at a given Δv, the images and parameters that
-uniform sampling of the domain C puts there. Δv-uniform sampling (:mod:`vcrbench.testsets.sampling`) reaches
-every bin but moves all parameters of a corruption along one path, so for a multi-parameter
+uniform sampling of the domain C puts there. Δv-uniform sampling (:mod:`vcrbench.testsets.sampling`)
+reaches every bin but moves all parameters of a corruption along one path, so for a multi-parameter
 corruption it changes which corruptions stand at a given Δv. This sampler keeps them:
 
 1. Candidates are drawn as parameter-uniform sampling draws its samples: candidate k shows entry k
-   of the image sequence (:func:`vcrbench.testsets.sampling.image_sequence`), has parameters c ~ U(C) and
-   the seed ``derive_seed(seed, "sample", corruption, k)``; the first N candidates are exactly the
-   parameter-uniform manifest. Every candidate is corrupted and its Δv measured.
+   of the image sequence (:func:`vcrbench.testsets.sampling.image_sequence`), has parameters c ~
+   U(C) and the seed ``derive_seed(seed, "sample", corruption, k)``; the first N candidates are
+   exactly the parameter-uniform manifest. Every candidate is corrupted and its Δv measured.
 2. Strata are Alg. 1's bins 0..bins−2 (Δv = 1, bin bins−1, joins the last one). After the first N
    candidates, more are drawn while some stratum holds fewer than the level T = ⌈N / strata hit
    so far⌉ and can plausibly reach it: at its observed rate (at most 3 / candidates drawn for a
@@ -24,10 +24,11 @@ The manifest has exactly N rows, in candidate order, with the columns of the oth
 ``candidate`` (its index k), ``measured_dv`` and ``uniform_dv``: row i's ``uniform_dv`` is the Δv of
 candidate i (not of the row's sample), so the column holds the first N candidates, the N draws of
 c ~ U(C) that parameter-uniform sampling makes: the paper's Table 2 and Fig. 4/11 quantity
-(source ``vcr-parameter-uniform`` in ``coverage.csv``). A shard regenerates each kept sample from its image,
-parameters and seed: the same pixels, hence the same Δv and bin. The cost is the candidates'
-corruptions and Δv computations in the manifest job (``attrs["sampling"]["candidates"]``; their
-number / N is the cost per kept sample), plus N again in the shards.
+(source ``vcr-parameter-uniform`` in ``coverage.csv``). A shard regenerates each kept sample from
+its image, parameters and seed: the same pixels, hence the same Δv and bin. The cost is the
+candidates' corruptions and Δv computations in the manifest job
+(``attrs["sampling"]["candidates"]``; their number / N is the cost per kept sample), plus N again in
+the shards.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Test sets: corrupt the samples of a manifest, measure Δv on the exact pixels, write shards.
 
 A shard holds the rows of one manifest shard, each with its corrupted image (the raw uint8 pixels
-in one fixed-size binary column, :func:`vcrbench.files.io.image_column`, LZ4-compressed) and the VIF and
-Δv of that very uint8 array against the clean image. Shards are generated ``batch_size`` samples at
-a time, streamed to a temporary file in row groups of ``io.SHARD_ROW_GROUP`` rows and renamed into
-place only when complete, so memory is bounded by a row group (not the shard or the test set) and
-a failure leaves no file. The ImageNet-C comparison sets are written the same way, and
+in one fixed-size binary column, :func:`vcrbench.files.io.image_column`, LZ4-compressed) and the VIF
+and Δv of that very uint8 array against the clean image. Shards are generated ``batch_size`` samples
+at a time, streamed to a temporary file in row groups of ``io.SHARD_ROW_GROUP`` rows and renamed
+into place only when complete, so memory is bounded by a row group (not the shard or the test set)
+and a failure leaves no file. The ImageNet-C comparison sets are written the same way, and
 :func:`coverage`, :func:`coverage_table` and :func:`dv_histograms` summarise Δv as the paper's
 Table 2 and Fig. 4/11 do.
 """

@@ -44,7 +44,8 @@ def shipped_sp5_filters() -> dict[str, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def sp5_filters() -> dict[str, np.ndarray]:
-    """pyrtools' sp5 filters as 2-D correlation kernels, the orientation bands as pyrtools uses them."""
+    """pyrtools' sp5 filters as 2-D correlation kernels, the orientation bands as pyrtools uses
+    them."""
     f = shipped_sp5_filters()
     size = int(round(math.sqrt(f["bfilts"].shape[0])))
     bands = [np.asarray(f["bfilts"][:, b]).reshape(size, size).T for b in ORIENTATIONS]

@@ -21,8 +21,8 @@ collection     what
 ============== ===================================================================================
 
 Columns: ``experiment`` (folder name without ``-experiment``), ``file`` (the CSV's name), then the
-CSV's columns (``subj, session, trial, rt, object_response, category, condition, imagename`` and, for
-the networks of ``dnns``, ``entropy_1000, prob_correct_16, rank_correct_16, entropy_16,
+CSV's columns (``subj, session, trial, rt, object_response, category, condition, imagename`` and,
+for the networks of ``dnns``, ``entropy_1000, prob_correct_16, rank_correct_16, entropy_16,
 highest_prob_16, object_response_sums, prob_correct_16_sums, rank_correct_16_sums, entropy_16_sums,
 highest_prob_16_sums``). Strings are dictionary-encoded, integers typed; ``rt`` and the networks'
 entropies and probabilities are stored as the decimals the CSV prints (mantissa and exponent: the
@@ -66,9 +66,9 @@ Three views of the data:
 
 :data:`EXPERIMENTS` (and :func:`experiments_table`, :func:`conditions_table`) describe each
 experiment: folder, corruption and parameter names, conditions in order with their values, image
-size and format. :func:`pair_trials` and :func:`vcrbench.kappa.error_consistency` implement the trial matching
-and Cohen's κ of Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying trial-by-trial behaviour of
-CNNs and humans by measuring error consistency*, NeurIPS 2020.
+size and format. :func:`pair_trials` and :func:`vcrbench.kappa.error_consistency` implement the
+trial matching and Cohen's κ of Geirhos, Meding & Wichmann, *Beyond accuracy: quantifying
+trial-by-trial behaviour of CNNs and humans by measuring error consistency*, NeurIPS 2020.
 """
 
 from vcrbench.humans.geirhos.accuracy import (

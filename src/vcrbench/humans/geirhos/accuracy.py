@@ -28,7 +28,8 @@ def _correct(df: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def _accuracy_rows(df: pd.DataFrame, correct: np.ndarray, by: list[str], unit: str) -> pd.DataFrame:
-    """n, n_correct, n_no_answer, accuracy per ``by``; unit_mean: mean over ``unit`` of accuracies."""
+    """n, n_correct, n_no_answer, accuracy per ``by``; unit_mean: mean over ``unit`` of
+    accuracies."""
     keys = list(dict.fromkeys([*by, unit]))
     d = pd.DataFrame(
         {k: df[k].to_numpy() if k == "condition_index" else _strings(df[k]) for k in keys}

@@ -4,8 +4,8 @@ Both sets of trials come from the same experiments (uniform noise, low-pass) at 
 conditions, so both are placed on the Δv axis through the same per-condition Δv distribution
 (:mod:`~vcrbench.humans.mapping`) and fitted by the same estimator; the human curve is
 bootstrapped over participants, each network's over trials, and replicate b of both shares the
-same resample of the Δv distribution, so :func:`vcrbench.estimation.metrics.compare` pairs like with like.
-A result that needs no GPU: the networks' answers ship with the data. Humans and networks are
+same resample of the Δv distribution, so :func:`vcrbench.estimation.metrics.compare` pairs like with
+like. A result that needs no GPU: the networks' answers ship with the data. Humans and networks are
 anchored alike by their answers on the unmanipulated colour images (the lab's full-signal
 condition), and HMRI/MRSI integrate over the humans' Δv support.
 """
@@ -134,8 +134,8 @@ def _table_row(
     metric_range: str,
     scenario_level: float,
 ) -> dict:
-    """The row of network ``net`` on ``exp``: :func:`vcrbench.estimation.metrics.compare` of its curve
-    ``est_m`` against the humans' ``est_h`` over ``dv_range`` (None: all of [0, 1])."""
+    """The row of network ``net`` on ``exp``: :func:`vcrbench.estimation.metrics.compare` of its
+    curve ``est_m`` against the humans' ``est_h`` over ``dv_range`` (None: all of [0, 1])."""
     from vcrbench.estimation.metrics import compare
 
     level = float(settings["level"])

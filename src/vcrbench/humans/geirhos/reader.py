@@ -8,8 +8,8 @@ each release CSV exactly. One CSV per observer and session with columns
 entropy/probability columns. ``object_response`` is ``na`` where a human gave no answer: that trial
 counts as wrong, as in the paper.
 
-Experiments placed on the Δv axis: ``noise`` (greyscale, contrast 30%, additive uniform noise of width w; the
-VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ; our
+Experiments placed on the Δv axis: ``noise`` (greyscale, contrast 30%, additive uniform noise of
+width w; the VCR paper's ``uniform_noise``) and ``lowpass`` (greyscale, Gaussian filter of σ; our
 ``geirhos_lowpass``). The ``dnns/`` folders of the release also hold copies of the human files;
 :func:`read_geirhos` keeps only the observers asked for.
 """
@@ -202,8 +202,8 @@ def read_geirhos(
     Returns
     -------
     DataFrame
-        :mod:`~vcrbench.humans.trial_schema` columns; ``participant`` is the observer, ``image_id`` the
-        ImageNet source image (``n04111531_5828``), ``condition`` the CSV's condition string,
+        :mod:`~vcrbench.humans.trial_schema` columns; ``participant`` is the observer, ``image_id``
+        the ImageNet source image (``n04111531_5828``), ``condition`` the CSV's condition string,
         ``param.<width|sigma>`` its value, ``clean_response`` not recorded (Geirhos never showed
         an observer the same image twice). Rows are in file order.
     """

@@ -94,7 +94,8 @@ def _stored(collection: str, root: str | None) -> tuple[pd.DataFrame, dict]:
 
 
 def stored(collection: str, root: str | os.PathLike | None = None) -> pd.DataFrame:
-    """The Parquet table of one collection as stored (a copy; categorical strings, typed numbers)."""
+    """The Parquet table of one collection as stored (a copy; categorical strings, typed
+    numbers)."""
     return _stored(collection, None if root is None else str(root))[0].copy()
 
 
@@ -165,7 +166,8 @@ def raw_frame(
     root: str | os.PathLike | None = None,
     columns: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """One CSV file of the release as ``pd.read_csv(path, dtype=str, keep_default_na=False)`` reads it.
+    """One CSV file of the release as ``pd.read_csv(path, dtype=str, keep_default_na=False)`` reads
+    it.
 
     Same columns in the same order, every column of pandas' string dtype, the CSV's text in every
     cell, rows in file order, a fresh ``RangeIndex``. ``columns``: only those of the file's

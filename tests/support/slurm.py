@@ -1,15 +1,16 @@
 """A real single-node SLURM cluster for the tests, started on this machine when none is running.
 
 If ``sinfo`` already answers, that cluster is used as it is. Otherwise, as root, the Debian
-packages (slurmctld, slurmd, slurm-client, munge) are installed if missing, and munged, slurmctld and
-slurmd are started in the foreground (so that this module holds their processes) with a private
+packages (slurmctld, slurmd, slurm-client, munge) are installed if missing, and munged, slurmctld
+and slurmd are started in the foreground (so that this module holds their processes) with a private
 configuration: one node with a count-only GPU (so that jobs asking for ``--gpus=1`` schedule) in two
 partitions, ``cpu`` and ``gpu``, as the shipped profile expects. The configuration is written to the
 default path, /etc/slurm/slurm.conf (an existing file there is set aside and restored on stop): the
 snakemake SLURM jobstep plugin removes every ``SLURM_*`` variable, ``SLURM_CONF`` included, before
 its nested ``srun``, so a configuration elsewhere is not found inside jobs. State and logs go to a
-temporary folder. ``SlurmdParameters=config_overrides`` lets the node announce the CPUs and memory that the
-profile's GPU jobs ask for on a small machine. Every daemon started here is stopped by its PID.
+temporary folder. ``SlurmdParameters=config_overrides`` lets the node announce the CPUs and memory
+that the profile's GPU jobs ask for on a small machine. Every daemon started here is stopped by its
+PID.
 
 Accounting: a cluster started here also gets an accounting database, so that ``sacct`` answers
 (``usage`` and ``efficiency`` below read the CPU time jobs used and were allocated). slurmdbd and

@@ -1,5 +1,5 @@
-"""A defense's effect (vcrbench.evaluation.defense_effects): the defense table's numbers on a small synthetic
-input, unpaired samples refused, and its figure."""
+"""A defense's effect (vcrbench.evaluation.defense_effects): the defense table's numbers on a small
+synthetic input, unpaired samples refused, and its figure."""
 
 from __future__ import annotations
 

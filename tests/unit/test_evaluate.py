@@ -1,5 +1,5 @@
-"""vcrbench.evaluation.outcomes (outcomes per label space) and vcrbench.evaluation.evaluate (the metrics of one model on
-one corruption)."""
+"""vcrbench.evaluation.outcomes (outcomes per label space) and vcrbench.evaluation.evaluate (the
+metrics of one model on one corruption)."""
 
 import numpy as np
 import pandas as pd

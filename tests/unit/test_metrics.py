@@ -1,4 +1,5 @@
-"""Tests of vcrbench.estimation.metrics: A_h, A_m, A_{h>m}, A_{m>h}, HMRI, MRSI, scenarios, compare()."""
+"""Tests of vcrbench.estimation.metrics: A_h, A_m, A_{h>m}, A_{m>h}, HMRI, MRSI, scenarios,
+compare()."""
 
 from __future__ import annotations
 

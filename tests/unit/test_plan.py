@@ -1,4 +1,5 @@
-"""vcrbench.plan and vcrbench.schema: defaults, semantic checks naming the key, derived quantities."""
+"""vcrbench.plan and vcrbench.schema: defaults, semantic checks naming the key, derived
+quantities."""
 
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """Provenance: what every output records of the code, software and job that made it
-(vcrbench.files.provenance), in Parquet metadata and in the workflow's sidecars (vcrbench.plan.job)."""
+(vcrbench.files.provenance), in Parquet metadata and in the workflow's sidecars
+(vcrbench.plan.job)."""
 
 from __future__ import annotations
 

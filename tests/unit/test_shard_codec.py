@@ -1,4 +1,5 @@
-"""The shard image layout: fixed-size binary pixels, LZ4, fixed row groups; old shards still read."""
+"""The shard image layout: fixed-size binary pixels, LZ4, fixed row groups; old shards still
+read."""
 
 from __future__ import annotations
 

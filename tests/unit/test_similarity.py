@@ -1,4 +1,5 @@
-"""Tests of vcrbench.estimation.similarity: the 83% band-overlap test, the screening binomial test, classes."""
+"""Tests of vcrbench.estimation.similarity: the 83% band-overlap test, the screening binomial test,
+classes."""
 
 from __future__ import annotations
 

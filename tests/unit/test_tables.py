@@ -1,5 +1,5 @@
-"""Tests of vcrbench.tables: the paper's table layouts, formatting, CSV/Markdown/LaTeX output and the
-ImageNet-C accuracy table, on small synthetic inputs."""
+"""Tests of vcrbench.tables: the paper's table layouts, formatting, CSV/Markdown/LaTeX output and
+the ImageNet-C accuracy table, on small synthetic inputs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The figures stage in the workflow: every figure and table of a finished run, restyling reruns only
-figure and table rules, the report holds every output. (That a regeneration of every figure and
+"""The figures stage in the workflow: every figure and table of a finished run, restyling reruns
+only figure and table rules, the report holds every output. (That a regeneration of every figure and
 table gives the same bytes is tests/workflow/test_archive_workflow.py's: it rebuilds them all
 from a copy of the shared run's results.)"""
 

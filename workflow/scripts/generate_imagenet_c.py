@@ -1,4 +1,5 @@
-"""One shard of a corruption's ImageNet-C comparison set (the same images at the five severities)."""
+"""One shard of a corruption's ImageNet-C comparison set (the same images at the five
+severities)."""
 
 from vcrbench import logs
 from vcrbench.corruptions import get_corruption

@@ -1,4 +1,5 @@
-"""Estimated curves s_a and s_p of every model on one corruption, with the human curve (Fig. 6/7)."""
+"""Estimated curves s_a and s_p of every model on one corruption, with the human curve
+(Fig. 6/7)."""
 
 from vcrbench.figures import build
 from vcrbench.plan import job

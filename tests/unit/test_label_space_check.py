@@ -62,8 +62,8 @@ def test_counts_are_exact_for_the_sets_the_seed_decides(n_samples):
         member = check.members(labels, space, "imagenet1k")
         in_space = set(np.asarray(clean.image_ids)[member])
         truth = int(manifest["image_id"].isin(in_space).sum())
-        # dv-uniform draws its images as parameter-uniform does (vcrbench.testsets.sampling): the
-        # same
+        # dv-uniform draws its images as parameter-uniform does (vcrbench.testsets.sampling), so
+        # the count is the same
         for mode in check.EXACT_MODES:
             assert check.samples_in(member, n_samples, 5, mode) == (truth, True)
 
